@@ -1,0 +1,59 @@
+// The `supervisor` command. Policy lives below; this file only parses and dispatches.
+import { readFileSync } from 'node:fs';
+import { runExec } from './exec.js';
+import { runDoctorCommand } from './doctor.js';
+import { runReconcile } from './reconcile.js';
+import { UsageError } from './usage.js';
+
+export const MAIN_HELP = `Usage: supervisor <command> [options]
+
+The isolation supervisor: the privileged process that owns every effect an AI agent asks for.
+
+Commands:
+  exec [options] -- CMD [ARGS...]   run one command as a supervised process tree (a tree-safe timeout)
+  doctor [--json]                   report which isolation mechanisms work on this machine
+  reconcile [--json]                kill trees left behind by a supervisor that died
+  run <core>                        run an agent core (not implemented yet)
+
+Run "supervisor <command> --help" for the options of one command.
+`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(MAIN_HELP);
+        return command === undefined ? 2 : 0;
+      case '--version':
+      case '-V':
+        process.stdout.write(`${version()}\n`);
+        return 0;
+      case 'exec':
+        return await runExec(rest);
+      case 'doctor':
+        return await runDoctorCommand(rest);
+      case 'reconcile':
+        return await runReconcile(rest);
+      case 'run':
+        process.stderr.write('supervisor run: not implemented yet — the core loader, catalog and EffectRuntime come with a later release; use `supervisor exec` for one supervised command\n');
+        return 3;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`supervisor: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

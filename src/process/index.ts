@@ -1,0 +1,5 @@
+export { ProcessSupervisor, type ProcessSupervisorOptions, type ReconcileReport, type ReconciledTree } from './supervisor.js';
+export { SPAWN_ID_ENV } from './supervised-tree.js';
+export { SpawnError } from './errors.js';
+export type * from './types.js';
+export type { ProcessPlatform, PlatformCapabilities } from './platform.js';

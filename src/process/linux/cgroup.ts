@@ -1,0 +1,287 @@
+// cgroup v2 per-tree control: one cgroup per supervised tree, emptied with cgroup.kill.
+// No controllers are enabled anywhere: only cgroup.procs, cgroup.events and cgroup.kill are used,
+// so the v2 "no internal processes" rule never applies (it only concerns subtree_control).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface CgroupRoot {
+  /** Where the cgroup2 hierarchy is mounted, e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified. */
+  mountPoint: string;
+  /** The supervisor's own cgroup, absolute path on disk. */
+  ownCgroup: string;
+  /** Parent of every tree cgroup: `<ownCgroup>/isolation-supervisor`, shared so a restarted supervisor finds leftovers. */
+  base: string;
+}
+
+export class CgroupError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CgroupError';
+    this.code = code;
+  }
+}
+
+export const CGROUP_BASE_NAME = 'isolation-supervisor';
+const SPAWN_ID_RE = /^sp_[0-9a-f]{24}$/;
+
+let cached: { root: CgroupRoot | null } | undefined;
+let lastReason: string | null = null;
+
+/** Why the last detectCgroupV2() gave what it gave (null before the first probe). */
+export function lastCgroupProbeReason(): string | null {
+  return lastReason;
+}
+
+/** Finds a writable cgroup v2 with cgroup.kill by trying it; cached; never throws. */
+export function detectCgroupV2(options: { refresh?: boolean } = {}): CgroupRoot | null {
+  if (cached && !options.refresh) return cached.root;
+  let root: CgroupRoot | null = null;
+  try {
+    root = probe();
+  } catch (err) {
+    // probe() reports expected failures itself; this is for the unexpected ones.
+    lastReason = `cgroup v2 probe failed unexpectedly: ${errText(err)}`;
+    root = null;
+  }
+  cached = { root };
+  return root;
+}
+
+function probe(): CgroupRoot | null {
+  if (process.platform !== 'linux') return fail(`cgroups exist only on Linux, not ${process.platform}`);
+  let mountinfo: string;
+  let selfCgroup: string;
+  try {
+    mountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8');
+    selfCgroup = fs.readFileSync('/proc/self/cgroup', 'utf8');
+  } catch (err) {
+    return fail(`cannot read /proc/self/mountinfo or /proc/self/cgroup: ${errText(err)}`);
+  }
+  const ownLine = selfCgroup.split('\n').find((l) => l.startsWith('0::'));
+  if (ownLine === undefined) return fail('/proc/self/cgroup has no "0::" line: this process is not in a cgroup v2 hierarchy');
+  const ownRel = ownLine.slice(3).trim();
+  if (!ownRel.startsWith('/') || ownRel.endsWith(' (deleted)')) {
+    return fail(`/proc/self/cgroup gives an unusable cgroup v2 path "${ownRel}"`);
+  }
+  const mounts = parseCgroup2Mounts(mountinfo);
+  if (mounts.length === 0) return fail('no cgroup2 filesystem in /proc/self/mountinfo (cgroup v1 only, or none mounted)');
+  // The mount's root (field 4) is the part of the hierarchy it shows; our path must lie under it.
+  const mount = mounts.find((m) => m.root === '/' || ownRel === m.root || ownRel.startsWith(`${m.root}/`));
+  if (!mount) {
+    return fail(`own cgroup ${ownRel} is outside every cgroup2 mount (${mounts.map((m) => `${m.mountPoint} root ${m.root}`).join(', ')})`);
+  }
+  const inside = mount.root === '/' ? ownRel : ownRel.slice(mount.root.length) || '/';
+  const ownCgroup = path.join(mount.mountPoint, inside);
+  if (!fs.existsSync(path.join(ownCgroup, 'cgroup.procs'))) {
+    return fail(`own cgroup directory ${ownCgroup} has no cgroup.procs (is the cgroup2 mount from another namespace?)`);
+  }
+  const base = path.join(ownCgroup, CGROUP_BASE_NAME);
+  try {
+    fs.mkdirSync(base);
+  } catch (err) {
+    if (code(err) !== 'EEXIST') {
+      const ro = mount.readOnly ? ' (mounted read-only)' : '';
+      return fail(`cannot create ${base}${ro}: ${errText(err)}`);
+    }
+  }
+  const probeDir = path.join(base, `probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    fs.mkdirSync(probeDir);
+  } catch (err) {
+    return fail(`cannot create a probe cgroup ${probeDir}: ${errText(err)}`);
+  }
+  try {
+    if (!fs.existsSync(path.join(probeDir, 'cgroup.kill'))) {
+      return fail(`cgroup.kill missing in ${probeDir}: the kernel is older than 5.14`);
+    }
+    try {
+      fs.accessSync(path.join(probeDir, 'cgroup.procs'), fs.constants.W_OK);
+    } catch (err) {
+      return fail(`cannot write ${probeDir}/cgroup.procs: ${errText(err)}`);
+    }
+  } finally {
+    try {
+      fs.rmdirSync(probeDir);
+    } catch {
+      // An empty probe cgroup always goes; if not, it is harmless and named after our pid.
+    }
+  }
+  lastReason = `writable cgroup v2 with cgroup.kill at ${base}`;
+  return { mountPoint: mount.mountPoint, ownCgroup, base };
+}
+
+function fail(reason: string): null {
+  lastReason = reason;
+  return null;
+}
+
+interface Cgroup2Mount {
+  root: string;
+  mountPoint: string;
+  readOnly: boolean;
+}
+
+function parseCgroup2Mounts(mountinfo: string): Cgroup2Mount[] {
+  const out: Cgroup2Mount[] = [];
+  for (const line of mountinfo.split('\n')) {
+    // Fields: id parent maj:min root mountpoint options [optional...] - fstype source superoptions
+    const sep = line.indexOf(' - ');
+    if (sep < 0) continue;
+    const pre = line.slice(0, sep).split(' ');
+    const post = line.slice(sep + 3).split(' ');
+    if (post[0] !== 'cgroup2' || pre.length < 6) continue;
+    const opts = (pre[5] ?? '').split(',');
+    out.push({ root: unescapeMount(pre[3] ?? '/'), mountPoint: unescapeMount(pre[4] ?? ''), readOnly: opts.includes('ro') });
+  }
+  return out;
+}
+
+// mountinfo writes space, tab, newline and backslash as octal escapes.
+function unescapeMount(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+}
+
+/** Makes `<root.base>/<spawnId>` for one tree; the spawn id must match /^sp_[0-9a-f]{24}$/. */
+export function createTreeCgroup(root: CgroupRoot, spawnId: string): string {
+  if (!SPAWN_ID_RE.test(spawnId)) {
+    throw new CgroupError('CGROUP_BAD_SPAWN_ID', `createTreeCgroup: spawn id ${JSON.stringify(spawnId)} does not match /^sp_[0-9a-f]{24}$/; pass the id the process registry minted`);
+  }
+  const dir = path.join(root.base, spawnId);
+  try {
+    fs.mkdirSync(dir);
+  } catch (err) {
+    if (code(err) === 'EEXIST') {
+      throw new CgroupError('CGROUP_EXISTS', `createTreeCgroup: ${dir} already exists; spawn ids must be unique (a leftover from a crashed supervisor is removed by recovery, not reused)`, { cause: err });
+    }
+    throw new CgroupError('CGROUP_CREATE_FAILED', `createTreeCgroup: cannot create ${dir}: ${errText(err)}`, { cause: err });
+  }
+  return dir;
+}
+
+/** Moves one process (all its threads) into the cgroup at `dir`. */
+export function moveIntoCgroup(dir: string, pid: number): void {
+  checkDir(dir, 'moveIntoCgroup');
+  if (!Number.isInteger(pid) || pid <= 0) throw new RangeError(`moveIntoCgroup: refusing pid ${pid}; pass one positive pid`);
+  try {
+    fs.writeFileSync(path.join(dir, 'cgroup.procs'), `${pid}\n`);
+  } catch (err) {
+    throw new CgroupError('CGROUP_MOVE_FAILED', `moveIntoCgroup: cannot write pid ${pid} to ${dir}/cgroup.procs: ${errText(err)}`, { cause: err });
+  }
+}
+
+/** Pids in the cgroup and in any cgroup a process inside made below it; [] once it is gone. */
+export function cgroupPids(dir: string): number[] {
+  checkDir(dir, 'cgroupPids');
+  const pids: number[] = [];
+  const walk = (d: string): void => {
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(d, 'cgroup.procs'), 'utf8');
+    } catch (err) {
+      if (code(err) === 'ENOENT') return;
+      throw err;
+    }
+    for (const l of text.split('\n')) if (l.trim() !== '') pids.push(Number(l));
+    for (const sub of subCgroups(d)) walk(sub);
+  };
+  walk(dir);
+  return pids;
+}
+
+/** SIGKILLs every process in the cgroup and below it, escapees included; no-op once it is gone. */
+export function killCgroup(dir: string): void {
+  checkDir(dir, 'killCgroup');
+  try {
+    fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1');
+  } catch (err) {
+    if (code(err) === 'ENOENT' && !fs.existsSync(dir)) return;
+    throw new CgroupError('CGROUP_KILL_FAILED', `killCgroup: cannot write 1 to ${dir}/cgroup.kill: ${errText(err)}`, { cause: err });
+  }
+}
+
+/** True when no live process is left in the cgroup or below it (cgroup.events "populated 0"), or it is gone. */
+export function cgroupIsEmpty(dir: string): boolean {
+  checkDir(dir, 'cgroupIsEmpty');
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dir, 'cgroup.events'), 'utf8');
+  } catch (err) {
+    if (code(err) === 'ENOENT') return true;
+    throw err;
+  }
+  const m = /^populated (\d)$/m.exec(text);
+  return m ? m[1] === '0' : false;
+}
+
+/**
+ * Removes the cgroup (and any cgroups made inside it), retrying while it is still populated.
+ * Resolves true when it is gone, false when it was still busy after `timeoutMs`; ENOENT is success.
+ */
+export async function removeCgroup(dir: string, timeoutMs = 1_000): Promise<boolean> {
+  checkDir(dir, 'removeCgroup');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      rmdirTree(dir);
+      return true;
+    } catch (err) {
+      const c = code(err);
+      if (c === 'ENOENT') return true;
+      if (c !== 'EBUSY' && c !== 'ENOTEMPTY') {
+        throw new CgroupError('CGROUP_REMOVE_FAILED', `removeCgroup: cannot remove ${dir}: ${errText(err)}`, { cause: err });
+      }
+      if (Date.now() >= deadline) return false;
+      await sleep(10);
+    }
+  }
+}
+
+// Children first: rmdir of a cgroup fails while it has child cgroups.
+function rmdirTree(dir: string): void {
+  for (const sub of subCgroups(dir)) rmdirTree(sub);
+  fs.rmdirSync(dir);
+}
+
+function subCgroups(dir: string): string[] {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    if (code(err) === 'ENOENT') return [];
+    throw err;
+  }
+  return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+}
+
+const ENTRY_SCRIPT =
+  'echo $$ > "$1/cgroup.procs" || { echo "isolation-supervisor: could not enter cgroup $1" >&2; exit 125; }; shift; exec "$@"';
+
+/**
+ * Wraps a command so it enters the cgroup before it runs: /bin/sh writes its own pid, then execs
+ * the target (same pid). Everything is passed as positional arguments, never put into the script.
+ * Exit status 125 means the cgroup could not be entered and the target never ran.
+ */
+export function cgroupEntryWrapper(dir: string, command: string, args: readonly string[]): { command: string; args: string[] } {
+  checkDir(dir, 'cgroupEntryWrapper');
+  if (command === '' || command.includes('\0') || args.some((a) => a.includes('\0'))) {
+    throw new CgroupError('CGROUP_BAD_COMMAND', 'cgroupEntryWrapper: the command must be non-empty and no argument may contain a NUL byte');
+  }
+  return { command: '/bin/sh', args: ['-c', ENTRY_SCRIPT, 'sh', dir, command, ...args] };
+}
+
+function checkDir(dir: string, fn: string): void {
+  if (typeof dir !== 'string' || !path.isAbsolute(dir) || dir.includes('\0')) {
+    throw new CgroupError('CGROUP_BAD_PATH', `${fn}: ${JSON.stringify(dir)} is not an absolute cgroup directory path; pass the path createTreeCgroup returned`);
+  }
+}
+
+function code(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,212 @@
+// Linux: new session per tree, the supervisor as child subreaper, a cgroup per tree with
+// cgroup.kill where a writable cgroup v2 exists, pidfd + start-time check before any bare-pid
+// signal, and per-pid reaping of adopted orphans (never waitpid(-1): it steals libuv's children).
+import { closeSync } from 'node:fs';
+import { constants } from 'node:os';
+import * as libc from '../../../native-helpers/libc.js';
+import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
+import type { StartMarker } from '../types.js';
+import { bootId, environHas, listPids, readStat, startTimeOf, type ProcStat } from './procfs.js';
+import {
+  cgroupEntryWrapper,
+  cgroupPids,
+  createTreeCgroup,
+  detectCgroupV2,
+  killCgroup,
+  removeCgroup,
+  type CgroupRoot,
+} from './cgroup.js';
+
+export interface LinuxPlatformOptions {
+  /** Use a cgroup per tree when a writable cgroup v2 exists (default true). */
+  cgroups?: boolean;
+}
+
+export class LinuxPlatform implements ProcessPlatform {
+  readonly name = 'linux' as const;
+  private caps: PlatformCapabilities | undefined;
+  private cgroupRoot: CgroupRoot | null = null;
+
+  constructor(private readonly options: LinuxPlatformOptions = {}) {}
+
+  init(): PlatformCapabilities {
+    if (this.caps) return this.caps;
+    let subreaper = false;
+    let pidfd = false;
+    if (libc.libcAvailable()) {
+      subreaper = libc.setChildSubreaper().value === 0 && libc.getChildSubreaper();
+      const fd = libc.pidfdOpen(process.pid);
+      if (fd.value >= 0) {
+        pidfd = true;
+        closeSync(fd.value);
+      }
+    }
+    this.cgroupRoot = this.options.cgroups === false ? null : detectCgroupV2();
+    this.caps = { subreaper, pidfd, cgroup: this.cgroupRoot !== null };
+    return this.caps;
+  }
+
+  startMarker(pid: number): StartMarker | null {
+    const t = startTimeOf(pid);
+    return t === null ? null : { platform: 'linux', bootId: bootId(), startTime: t };
+  }
+
+  isSameProcess(pid: number, marker: StartMarker): boolean {
+    if (marker.platform !== 'linux' || marker.bootId !== bootId()) return false;
+    const st = readStat(pid);
+    return st !== null && st.state !== 'Z' && st.startTime === marker.startTime;
+  }
+
+  prepareSpawn(spawnId: string, command: string, args: readonly string[]): PreparedSpawn {
+    const caps = this.init();
+    if (caps.cgroup && this.cgroupRoot) {
+      const cgroup = createTreeCgroup(this.cgroupRoot, spawnId);
+      return { ...cgroupEntryWrapper(cgroup, command, [...args]), cgroup };
+    }
+    return { command, args: [...args], cgroup: null };
+  }
+
+  members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {
+    return this.scan(tree, leaderHeld, seen).live;
+  }
+
+  signalTree(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {
+    const signo = constants.signals[signal];
+    // cgroup.kill reaches every member at once, forks in flight included.
+    if (signal === 'SIGKILL' && tree.cgroup) {
+      try {
+        killCgroup(tree.cgroup);
+      } catch {
+        // The cgroup may already be gone with its last member; the sweep below still runs.
+      }
+    }
+    // Enumerate before signalling, so what the signal kills is still counted.
+    const { live } = this.scan(tree, leaderHeld, seen);
+    // While Node has not reaped the leader, its pid (and so the group id) cannot be reused.
+    if (leaderHeld) {
+      try {
+        process.kill(-tree.pgid, signal);
+      } catch {
+        // ESRCH: the group is empty.
+      }
+    }
+    for (const m of live) {
+      if (m.pid === tree.pid && leaderHeld) continue; // already reached through the group
+      this.signalVerified(m.pid, m.startTime, signo);
+    }
+    return live;
+  }
+
+  reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>): number {
+    if (!this.caps?.subreaper) return 0;
+    let waiting = 0;
+    for (const [pid, m] of seen) {
+      if (exclude.has(pid)) continue;
+      const st = readStat(pid);
+      if (st === null || st.startTime !== m.startTime) {
+        seen.delete(pid);
+        continue;
+      }
+      if (st.ppid !== process.pid) continue; // someone else's to reap (a member parent, or init)
+      if (st.state !== 'Z') {
+        waiting++;
+        continue;
+      }
+      const r = libc.waitpidNoHang(pid);
+      if (r.value === pid || r.errno === libc.ECHILD) seen.delete(pid);
+      else waiting++;
+    }
+    return waiting;
+  }
+
+  releaseTree(tree: TreeIdentity): void {
+    // rmdir succeeds once the last member is reaped; retried briefly in the background.
+    if (tree.cgroup) void removeCgroup(tree.cgroup).catch(() => undefined);
+  }
+
+  /** Signals a bare pid only if it is still the process observed (pidfd pins it; start time names it). */
+  private signalVerified(pid: number, startTime: string, signo: number): boolean {
+    if (this.caps?.pidfd) {
+      const fd = libc.pidfdOpen(pid);
+      if (fd.value < 0) return false;
+      try {
+        if (startTimeOf(pid) !== startTime) return false;
+        return libc.pidfdSendSignal(fd.value, signo).value === 0;
+      } finally {
+        closeSync(fd.value);
+      }
+    }
+    // Without pidfd the window between check and kill is a few microseconds; documented residual risk.
+    if (startTimeOf(pid) !== startTime) return false;
+    try {
+      process.kill(pid, signo);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private scan(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): { live: TreeMember[] } {
+    const leaderStart = BigInt(tree.startMarker.startTime);
+    // A leader we no longer hold still vouches for its group while it is alive and unchanged.
+    const groupTrusted = leaderHeld || this.isSameProcess(tree.pid, tree.startMarker);
+    const inCgroup = tree.cgroup ? new Set(safeCgroupPids(tree.cgroup)) : null;
+    const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`);
+    const candidates: ProcStat[] = [];
+    const members = new Map<number, ProcStat>();
+    for (const pid of listPids()) {
+      if (pid === process.pid) continue;
+      const st = readStat(pid);
+      if (st === null || st.state === 'Z' || st.state === 'X') continue;
+      // Nothing that started before the leader can belong to its tree.
+      if (BigInt(st.startTime) < leaderStart) continue;
+      const known = seen.get(pid);
+      if (
+        (pid === tree.pid && st.startTime === tree.startMarker.startTime) ||
+        (known !== undefined && known.startTime === st.startTime) ||
+        inCgroup?.has(pid) ||
+        (groupTrusted && (st.pgrp === tree.pgid || st.session === tree.sid)) ||
+        environHas(pid, needle) ||
+        (st.ppid === process.pid && tree.claimOrphan?.(BigInt(st.startTime)) === true)
+      ) {
+        members.set(pid, st);
+      } else {
+        candidates.push(st);
+      }
+    }
+    // Children of members are members, even if they cleared the marker from their environment.
+    let grew = true;
+    while (grew && candidates.length > 0) {
+      grew = false;
+      for (let i = candidates.length - 1; i >= 0; i--) {
+        const st = candidates[i]!;
+        if (members.has(st.ppid)) {
+          members.set(st.pid, st);
+          candidates.splice(i, 1);
+          grew = true;
+        }
+      }
+    }
+    const live: TreeMember[] = [];
+    for (const st of members.values()) {
+      const m: TreeMember = {
+        pid: st.pid,
+        startTime: st.startTime,
+        escapee: st.pid !== tree.pid && (st.session !== tree.sid || st.ppid === process.pid),
+      };
+      const prev = seen.get(st.pid);
+      if (prev && prev.startTime === st.startTime) m.escapee ||= prev.escapee;
+      seen.set(st.pid, m);
+      live.push(m);
+    }
+    return { live };
+  }
+}
+
+function safeCgroupPids(path: string): number[] {
+  try {
+    return cgroupPids(path);
+  } catch {
+    return [];
+  }
+}

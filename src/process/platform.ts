@@ -1,0 +1,72 @@
+// The platform seam: one interface, one module per OS. The termination ladder and the
+// SupervisedTree above it are platform-neutral; only these primitives differ.
+import type { StartMarker } from './types.js';
+
+/** What the platform needs to find and verify one tree. */
+export interface TreeIdentity {
+  spawnId: string;
+  pid: number;
+  pgid: number;
+  sid: number;
+  startMarker: StartMarker;
+  cgroup: string | null;
+  /**
+   * Orphans re-parented to the supervisor (subreaper) that carry no marker: claimed by this tree
+   * only when no other live tree could have produced them (started before them).
+   */
+  claimOrphan?: (startTime: bigint) => boolean;
+}
+
+export interface TreeMember {
+  pid: number;
+  startTime: string;
+  /** Left the leader's session, or re-parented to the supervisor. */
+  escapee: boolean;
+}
+
+export interface PreparedSpawn {
+  command: string;
+  args: string[];
+  cgroup: string | null;
+}
+
+export interface PlatformCapabilities {
+  subreaper: boolean;
+  pidfd: boolean;
+  cgroup: boolean;
+}
+
+/**
+ * `leaderHeld` means the leader's pid is still unreaped by this process (Node has not seen its
+ * exit), so the pid, and the process group and session named after it, cannot have been reused.
+ */
+export interface ProcessPlatform {
+  readonly name: NodeJS.Platform;
+  /** Idempotent: become a child subreaper where the OS has one; probe pidfd and cgroups. */
+  init(): PlatformCapabilities;
+  startMarker(pid: number): StartMarker | null;
+  /** True only when `pid` is alive now and is the same process the marker was taken from. */
+  isSameProcess(pid: number, marker: StartMarker): boolean;
+  /** Wraps the command so it enters its own control group (where one exists) before it runs. */
+  prepareSpawn(spawnId: string, command: string, args: readonly string[]): PreparedSpawn;
+  /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
+  members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
+  /** One signal round to the whole tree, every bare pid verified first. Returns the live members found. */
+  signalTree(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
+  /**
+   * Reaps, one pid at a time, zombies that this process adopted as subreaper and that were seen
+   * as members of a tree. Never waits on `exclude` (live leaders Node itself will reap).
+   * Returns how many are still waiting to be reaped.
+   */
+  reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>): number;
+  /** Frees per-tree OS resources (the cgroup directory). */
+  releaseTree(tree: TreeIdentity): void;
+}
+
+export class PlatformNotImplementedError extends Error {
+  readonly code = 'PLATFORM_NOT_IMPLEMENTED';
+  constructor(platform: string, what: string) {
+    super(`${what} is not implemented on ${platform} yet: the supervisor's lifecycle layer runs on Linux today (macOS and Windows are pending)`);
+    this.name = 'PlatformNotImplementedError';
+  }
+}

@@ -1,0 +1,316 @@
+// One supervised process tree: spawned into its own session (and cgroup), recorded before it can
+// do harm, drained with bounds, and stopped as a whole by a single-flight ladder.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SpawnRecordStore } from '../store/spawn-records.js';
+import { StreamRedactor } from '../redaction/stream-redactor.js';
+import { artifactPath, createArtifactDir } from './artifacts.js';
+import { allowlistedEnv } from './child-env.js';
+import { SpawnError } from './errors.js';
+import { StreamCapture } from './output-capture.js';
+import type { ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
+import { resolveCommand } from './resolve-command.js';
+import { terminateTree, killTreeSync } from './terminate.js';
+import type {
+  ArtifactDescriptor,
+  KillReport,
+  OutcomeReason,
+  SpawnTreeOptions,
+  StartMarker,
+  StreamSummary,
+  SupervisedTree,
+  TreeOutcome,
+} from './types.js';
+
+export const SPAWN_ID_ENV = 'SUPERVISOR_SPAWN_ID';
+const DEFAULT_GRACE_MS = 2_000;
+const DEFAULT_DRAIN_AFTER_EXIT_MS = 2_000;
+/** After the ladder every holder of the pipes is dead; anything still open is out of reach. */
+const DRAIN_AFTER_KILL_MS = 500;
+
+export interface TreeContext {
+  platform: ProcessPlatform;
+  records: SpawnRecordStore;
+  stateDir: string;
+  ownerPid: number;
+  ownerStartMarker: string;
+  leaders(): ReadonlySet<number>;
+  /** True when no live tree other than `self` started before `startTime`. */
+  soleOwner(self: LiveTree, startTime: bigint): boolean;
+  settled(tree: LiveTree): void;
+  pollMs: number;
+}
+
+export function newSpawnId(): string {
+  return `sp_${randomBytes(12).toString('hex')}`;
+}
+
+export function serializeMarker(m: StartMarker): string {
+  return `${m.platform}:${m.bootId}:${m.startTime}`;
+}
+
+type StopReason = 'cancelled' | 'timeout' | 'failed';
+
+export class LiveTree implements SupervisedTree {
+  readonly spawnId: string;
+  readonly pid: number;
+  readonly pgid: number;
+  readonly sid: number;
+  readonly startMarker: StartMarker;
+  readonly cgroup: string | null;
+  readonly startedAt: number;
+  readonly done: Promise<TreeOutcome>;
+  readonly stdin: NodeJS.WritableStream | null;
+
+  private readonly child: ChildProcess;
+  private readonly identity: TreeIdentity;
+  private readonly seen = new Map<number, TreeMember>();
+  private readonly tally = new Map<string, TreeMember>();
+  private readonly captures: { stdout: StreamCapture; stderr: StreamCapture };
+  private readonly artifacts: ArtifactDescriptor | null;
+  private stopReason: StopReason | null = null;
+  private stopSignal!: () => void;
+  private readonly stopRequested = new Promise<void>((r) => (this.stopSignal = r));
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private readonly exited: Promise<void>;
+  private readonly pipesClosed: Promise<void>;
+  private spawnFailure: Error | null = null;
+  private finished = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ctx: TreeContext,
+    private readonly opts: SpawnTreeOptions,
+  ) {
+    const cwd = opts.cwd ?? process.cwd();
+    const spawnId = newSpawnId();
+    const env: Record<string, string> = { ...(opts.env ?? allowlistedEnv()), [SPAWN_ID_ENV]: spawnId };
+    const resolved = resolveCommand(opts.command, env.PATH, cwd);
+    if (resolved === null) {
+      throw new SpawnError('COMMAND_NOT_FOUND', `command not found: ${opts.command} (looked on the child's PATH${env.PATH ? `: ${env.PATH}` : ', which is empty'})`);
+    }
+
+    // Artifacts first: if they cannot be written, nothing is spawned.
+    const redact = opts.redact ?? [];
+    this.artifacts = opts.artifacts === false ? null : createArtifactsOrThrow(ctx.stateDir, spawnId);
+    const capture = (name: 'stdout' | 'stderr', on?: (c: Buffer) => void) =>
+      new StreamCapture({
+        name,
+        artifactPath: this.artifacts ? artifactPath(this.artifacts, name) : null,
+        redactor: new StreamRedactor(redact),
+        tailChars: opts.tailChars ?? 12_000,
+        ...(on ? { onRedacted: on } : {}),
+      });
+    this.captures = { stdout: capture('stdout', opts.onStdout), stderr: capture('stderr', opts.onStderr) };
+    const openFailure = this.captures.stdout.failure ?? this.captures.stderr.failure;
+    if (openFailure) {
+      this.captures.stdout.end();
+      this.captures.stderr.end();
+      throw new SpawnError('SPAWN_FAILED', `artifact could not be opened (${openFailure.code}): ${openFailure.message}`);
+    }
+
+    const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? []);
+    let child: ChildProcess;
+    try {
+      child = spawn(prepared.command, prepared.args, {
+        cwd,
+        env,
+        detached: true, // a new session and process group: the tree's own
+        stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (cause) {
+      if (prepared.cgroup) ctx.platform.releaseTree({ cgroup: prepared.cgroup } as TreeIdentity);
+      throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
+    }
+    child.on('error', (err) => {
+      this.spawnFailure ??= err;
+    });
+    if (child.pid === undefined) {
+      if (prepared.cgroup) ctx.platform.releaseTree({ cgroup: prepared.cgroup } as TreeIdentity);
+      this.captures.stdout.end();
+      this.captures.stderr.end();
+      throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: no pid was assigned`);
+    }
+    this.child = child;
+    this.spawnId = spawnId;
+    this.pid = child.pid;
+    this.pgid = child.pid;
+    this.sid = child.pid;
+    this.cgroup = prepared.cgroup;
+    this.startedAt = Date.now();
+    // The child cannot be reaped before this line runs (Node reaps on the event loop), so its
+    // /proc entry is there even if it already exited.
+    this.startMarker = ctx.platform.startMarker(this.pid) ?? { platform: process.platform, bootId: '', startTime: '0' };
+    this.identity = {
+      spawnId,
+      pid: this.pid,
+      pgid: this.pgid,
+      sid: this.sid,
+      startMarker: this.startMarker,
+      cgroup: this.cgroup,
+      claimOrphan: (t) => ctx.soleOwner(this, t),
+    };
+    ctx.records.insert({
+      spawnId,
+      pid: this.pid,
+      pgid: this.pgid,
+      sid: this.sid,
+      platform: process.platform,
+      bootId: this.startMarker.bootId,
+      startMarker: serializeMarker(this.startMarker),
+      cgroup: this.cgroup,
+      command: opts.command,
+      ownerPid: ctx.ownerPid,
+      ownerStartMarker: ctx.ownerStartMarker,
+      startedAt: this.startedAt,
+    });
+    this.stdin = child.stdin ?? null;
+
+    this.exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve();
+      });
+    });
+    this.pipesClosed = Promise.all([
+      this.drain(child.stdout!, this.captures.stdout),
+      this.drain(child.stderr!, this.captures.stderr),
+    ]).then(() => undefined);
+
+    if (opts.timeoutMs !== undefined) {
+      this.timer = setTimeout(() => void this.requestStop('timeout'), opts.timeoutMs);
+    }
+    if (opts.signal) {
+      if (opts.signal.aborted) this.requestStop('cancelled');
+      else opts.signal.addEventListener('abort', () => this.requestStop('cancelled'), { once: true });
+    }
+    this.done = this.run();
+  }
+
+  /** True while Node has not reaped the leader: its pid, group and session ids are still ours. */
+  get leaderHeld(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get isFinished(): boolean {
+    return this.finished;
+  }
+
+  stop(reason: 'cancelled' | 'timeout' = 'cancelled'): Promise<TreeOutcome> {
+    this.requestStop(reason);
+    return this.done;
+  }
+
+  /** Synchronous KILL of the whole tree, for the process 'exit' handler and a forced shutdown. */
+  killSync(): KillReport {
+    this.requestStop('cancelled');
+    return killTreeSync({
+      platform: this.ctx.platform,
+      tree: this.identity,
+      leaderHeld: () => this.leaderHeld,
+      leaders: () => this.ctx.leaders(),
+      seen: this.seen,
+      tally: this.tally,
+    });
+  }
+
+  private requestStop(reason: StopReason): void {
+    if (this.finished || this.stopReason !== null) return;
+    this.stopReason = reason;
+    this.stopSignal();
+  }
+
+  private drain(stream: NodeJS.ReadableStream & { destroy(): void }, capture: StreamCapture): Promise<void> {
+    return new Promise<void>((resolve) => {
+      stream.on('data', (chunk: Buffer) => {
+        capture.write(chunk);
+        // A persistence failure ends the tree before the failure is published.
+        if (capture.failure) this.requestStop('failed');
+      });
+      stream.once('close', () => resolve());
+      stream.once('error', () => resolve());
+    });
+  }
+
+  private async run(): Promise<TreeOutcome> {
+    await Promise.race([this.exited, this.stopRequested]);
+    // Only a stop that came before the leader's own exit names the outcome.
+    const stoppedFirst = this.exitInfo === null ? this.stopReason : null;
+    if (this.exitInfo !== null) {
+      // Grandchildren may still hold the pipes: drain, but only for so long.
+      await Promise.race([this.pipesClosed, sleep(this.opts.drainAfterExitMs ?? DEFAULT_DRAIN_AFTER_EXIT_MS), this.stopRequested]);
+    }
+    const killed = await terminateTree({
+      platform: this.ctx.platform,
+      tree: this.identity,
+      graceMs: this.opts.graceMs ?? DEFAULT_GRACE_MS,
+      leaderHeld: () => this.leaderHeld,
+      leaders: () => this.ctx.leaders(),
+      seen: this.seen,
+      tally: this.tally,
+      pollMs: this.ctx.pollMs,
+    });
+    await Promise.race([this.exited, sleep(5_000)]);
+    await Promise.race([this.pipesClosed, sleep(DRAIN_AFTER_KILL_MS)]);
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+    if (this.timer) clearTimeout(this.timer);
+
+    const stdout: StreamSummary = this.captures.stdout.end();
+    const stderr: StreamSummary = this.captures.stderr.end();
+    const failure = this.captures.stdout.failure ?? this.captures.stderr.failure;
+    let reason: OutcomeReason = stoppedFirst === null ? 'exited' : stoppedFirst;
+    let error: TreeOutcome['error'];
+    if (failure) {
+      reason = 'failed';
+      error = { code: failure.code, message: failure.message };
+    } else if (this.spawnFailure) {
+      reason = 'failed';
+      error = { code: 'SPAWN_FAILED', message: this.spawnFailure.message };
+    } else if (stoppedFirst === 'failed') {
+      reason = 'failed';
+    }
+    if (killed.survivors > 0 && !error) {
+      error = { code: 'SURVIVORS', message: `${killed.survivors} process(es) of the tree were still alive after KILL` };
+    }
+    const endedAt = Date.now();
+    const outcome: TreeOutcome = {
+      spawnId: this.spawnId,
+      pid: this.pid,
+      reason,
+      exitCode: this.exitInfo?.code ?? null,
+      signal: this.exitInfo?.signal ?? null,
+      durationMs: endedAt - this.startedAt,
+      stdout,
+      stderr,
+      artifacts: this.artifacts,
+      killed,
+      ...(error ? { error } : {}),
+    };
+    try {
+      this.ctx.platform.releaseTree(this.identity);
+    } catch {
+      // A cgroup directory left behind is harmless and is retried by the next reconcile.
+    }
+    this.ctx.records.finish(this.spawnId, {
+      status: reason,
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      endedAt,
+      detail: error ? `${error.code}: ${error.message}`.slice(0, 500) : null,
+    });
+    this.finished = true;
+    this.ctx.settled(this);
+    return outcome;
+  }
+}
+
+function createArtifactsOrThrow(stateDir: string, spawnId: string): ArtifactDescriptor {
+  try {
+    return createArtifactDir(stateDir, spawnId);
+  } catch (cause) {
+    throw new SpawnError('SPAWN_FAILED', `artifact directory could not be created under ${stateDir}: ${(cause as Error).message}`, { cause });
+  }
+}

@@ -1,0 +1,187 @@
+// The process registry: every live tree of this supervisor, the shutdown path that kills them,
+// and the reconciliation of trees left behind by a predecessor that died.
+import { mkdirSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { openStore, type Database } from '../store/database.js';
+import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
+import { SpawnError } from './errors.js';
+import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
+import { platformFor } from './platform-select.js';
+import { LiveTree, serializeMarker, type TreeContext } from './supervised-tree.js';
+import { killTreeSync, terminateTree } from './terminate.js';
+import type { SpawnTreeOptions, StartMarker, SupervisedTree, TreeOutcome } from './types.js';
+
+export interface ProcessSupervisorOptions {
+  /** Absolute directory for the store and artifacts, chosen by the operator, never by a child. */
+  stateDir: string;
+  platform?: ProcessPlatform;
+  /** Poll interval of the termination ladder (default 10 ms). */
+  pollMs?: number;
+  /** Reconcile records of dead predecessors on open (default true). */
+  reconcile?: boolean;
+}
+
+export interface ReconciledTree {
+  spawnId: string;
+  pid: number;
+  command: string;
+  /** Processes killed: the leader if its start marker still matched, plus marked escapees. */
+  killed: number;
+  leaderMatched: boolean;
+  sameBoot: boolean;
+}
+
+export interface ReconcileReport {
+  checked: number;
+  interrupted: ReconciledTree[];
+  /** Records owned by another supervisor that is still alive: left alone. */
+  skippedLiveOwner: number;
+}
+
+export class ProcessSupervisor {
+  readonly stateDir: string;
+  readonly capabilities: PlatformCapabilities;
+  readonly records: SpawnRecordStore;
+  private readonly db: Database;
+  private readonly platform: ProcessPlatform;
+  private readonly live = new Set<LiveTree>();
+  private readonly ownerMarker: StartMarker;
+  private readonly pollMs: number;
+  private closed = false;
+  lastReconcile: ReconcileReport | null = null;
+
+  private constructor(options: ProcessSupervisorOptions) {
+    if (!isAbsolute(options.stateDir)) {
+      throw new SpawnError('SPAWN_FAILED', `stateDir must be an absolute path, got ${JSON.stringify(options.stateDir)}`);
+    }
+    this.stateDir = options.stateDir;
+    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    this.platform = options.platform ?? platformFor(process.platform);
+    // Subreaper and capability probes happen here, on the main thread.
+    this.capabilities = this.platform.init();
+    const own = this.platform.startMarker(process.pid);
+    if (!own) throw new SpawnError('SPAWN_FAILED', 'cannot read the supervisor’s own start marker');
+    this.ownerMarker = own;
+    this.db = openStore(join(this.stateDir, 'supervisor.db'));
+    this.records = new SpawnRecordStore(this.db);
+    this.pollMs = options.pollMs ?? 10;
+  }
+
+  static open(options: ProcessSupervisorOptions): ProcessSupervisor {
+    const s = new ProcessSupervisor(options);
+    if (options.reconcile !== false) s.lastReconcile = s.reconcile();
+    return s;
+  }
+
+  spawnTree(options: SpawnTreeOptions): SupervisedTree {
+    if (this.closed) throw new SpawnError('SUPERVISOR_CLOSED', 'the supervisor is shutting down and starts no new process');
+    const ctx: TreeContext = {
+      platform: this.platform,
+      records: this.records,
+      stateDir: this.stateDir,
+      ownerPid: process.pid,
+      ownerStartMarker: serializeMarker(this.ownerMarker),
+      leaders: () => this.heldLeaders(),
+      soleOwner: (self, t) => {
+        for (const other of this.live) {
+          if (other !== self && BigInt(other.startMarker.startTime) <= t) return false;
+        }
+        return true;
+      },
+      settled: (t) => this.live.delete(t),
+      pollMs: this.pollMs,
+    };
+    const tree = new LiveTree(ctx, options);
+    this.live.add(tree);
+    return tree;
+  }
+
+  liveTrees(): SupervisedTree[] {
+    return [...this.live];
+  }
+
+  /** Graceful: every live tree gets the full ladder; resolves when all are gone. */
+  async stopAll(reason: 'cancelled' | 'timeout' = 'cancelled'): Promise<TreeOutcome[]> {
+    return Promise.all([...this.live].map((t) => t.stop(reason)));
+  }
+
+  /** Forced and synchronous: for process 'exit' and a second Ctrl-C. */
+  killAllSync(): number {
+    let n = 0;
+    for (const t of this.live) {
+      const r = t.killSync();
+      n += r.descendants + 1;
+    }
+    return n;
+  }
+
+  /** Stops everything and closes the store. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stopAll('cancelled');
+    this.db.close();
+  }
+
+  /**
+   * Kills trees whose owner died: records still `running` whose owner process is gone or is no
+   * longer the same process. A leader is killed only if (boot id, pid, start marker) still match;
+   * marked escapees are found by their SUPERVISOR_SPAWN_ID and killed after a pidfd check.
+   */
+  reconcile(): ReconcileReport {
+    const report: ReconcileReport = { checked: 0, interrupted: [], skippedLiveOwner: 0 };
+    for (const rec of this.records.running()) {
+      report.checked++;
+      if (this.ownerAlive(rec)) {
+        report.skippedLiveOwner++;
+        continue;
+      }
+      const marker = parseMarker(rec.startMarker);
+      const sameBoot = marker !== null && marker.platform === process.platform && marker.bootId === this.ownerMarker.bootId;
+      let killed = 0;
+      let leaderMatched = false;
+      if (sameBoot && marker) {
+        leaderMatched = this.platform.isSameProcess(rec.pid, marker);
+        const tree: TreeIdentity = { spawnId: rec.spawnId, pid: rec.pid, pgid: rec.pgid, sid: rec.sid, startMarker: marker, cgroup: rec.cgroup };
+        const seen = new Map<number, TreeMember>();
+        const tally = new Map<string, TreeMember>();
+        const r = killTreeSync({ platform: this.platform, tree, leaderHeld: () => false, leaders: () => this.heldLeaders(), seen, tally });
+        killed = tally.size;
+        try {
+          this.platform.releaseTree(tree);
+        } catch {
+          // left for the next reconcile
+        }
+        void r;
+      }
+      this.records.finish(rec.spawnId, {
+        status: 'interrupted',
+        exitCode: null,
+        signal: null,
+        endedAt: Date.now(),
+        detail: `owner pid ${rec.ownerPid} died; reconciled by pid ${process.pid}: ${killed} process(es) killed${sameBoot ? '' : ' (different boot: nothing left to kill)'}`,
+      });
+      report.interrupted.push({ spawnId: rec.spawnId, pid: rec.pid, command: rec.command, killed, leaderMatched, sameBoot });
+    }
+    return report;
+  }
+
+  private ownerAlive(rec: SpawnRecord): boolean {
+    if (rec.ownerPid === process.pid && rec.ownerStartMarker === serializeMarker(this.ownerMarker)) return true;
+    const owner = parseMarker(rec.ownerStartMarker);
+    return owner !== null && this.platform.isSameProcess(rec.ownerPid, owner);
+  }
+
+  private heldLeaders(): ReadonlySet<number> {
+    const s = new Set<number>();
+    for (const t of this.live) if (t.leaderHeld) s.add(t.pid);
+    return s;
+  }
+}
+
+export function parseMarker(s: string): StartMarker | null {
+  const m = /^([a-z0-9]+):([^:]*):(\d+)$/.exec(s);
+  if (!m) return null;
+  return { platform: m[1] as NodeJS.Platform, bootId: m[2]!, startTime: m[3]! };
+}
+
+export { terminateTree };

@@ -1,0 +1,80 @@
+// The termination ladder: TERM to the whole tree, wait the grace, then KILL rounds until a sweep
+// finds nothing, then reap what we adopted. Platform-neutral: the platform supplies the primitives.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
+import type { KillReport } from './types.js';
+
+export interface LadderOptions {
+  platform: ProcessPlatform;
+  tree: TreeIdentity;
+  graceMs: number;
+  /** True while Node has not reaped the leader. Read at every step: it changes under us. */
+  leaderHeld: () => boolean;
+  /** Live leaders of every tree: never reaped by pid here, Node reaps them. */
+  leaders: () => ReadonlySet<number>;
+  seen: Map<number, TreeMember>;
+  /** Every member observed over the tree's life, keyed pid:startTime; feeds the KillReport. */
+  tally: Map<string, TreeMember>;
+  pollMs?: number;
+  /** Upper bound on the KILL phase; past it the survivors are reported, never hidden. */
+  killPhaseMs?: number;
+}
+
+/** Runs the whole ladder. When nothing is alive it costs one enumeration. */
+export async function terminateTree(o: LadderOptions): Promise<KillReport> {
+  const pollMs = o.pollMs ?? 10;
+  const { platform, tree, seen } = o;
+  const note = (members: TreeMember[]): TreeMember[] => {
+    for (const m of members) {
+      const key = `${m.pid}:${m.startTime}`;
+      const prev = o.tally.get(key);
+      o.tally.set(key, prev && prev.escapee ? prev : m);
+    }
+    return members;
+  };
+  let live = note(platform.signalTree(tree, 'SIGTERM', o.leaderHeld(), seen));
+  if (live.length > 0) {
+    const deadline = Date.now() + o.graceMs;
+    while (Date.now() < deadline) {
+      await sleep(Math.max(1, Math.min(pollMs, deadline - Date.now())));
+      platform.reapAdopted(seen, o.leaders());
+      live = note(platform.members(tree, o.leaderHeld(), seen));
+      if (live.length === 0) break;
+    }
+  }
+  const killDeadline = Date.now() + (o.killPhaseMs ?? 5_000);
+  let round = 0;
+  for (;;) {
+    if (live.length > 0) live = note(platform.signalTree(tree, 'SIGKILL', o.leaderHeld(), seen));
+    const waiting = platform.reapAdopted(seen, o.leaders());
+    if (live.length === 0 && waiting === 0) break;
+    if (Date.now() >= killDeadline) break;
+    // SIGKILL is delivered asynchronously; the first re-checks come fast, then back off.
+    await sleep(round++ < 10 ? 1 : pollMs);
+    live = note(platform.members(tree, o.leaderHeld(), seen));
+  }
+  return report(tree, o.tally, live);
+}
+
+/** Synchronous last resort (process 'exit', second Ctrl-C): KILL rounds without waiting. */
+export function killTreeSync(o: Omit<LadderOptions, 'graceMs' | 'pollMs' | 'killPhaseMs'>, rounds = 20): KillReport {
+  let live: TreeMember[] = [];
+  for (let i = 0; i < rounds; i++) {
+    live = o.platform.signalTree(o.tree, 'SIGKILL', o.leaderHeld(), o.seen);
+    for (const m of live) o.tally.set(`${m.pid}:${m.startTime}`, m);
+    o.platform.reapAdopted(o.seen, o.leaders());
+    if (live.length === 0) break;
+  }
+  return report(o.tree, o.tally, live);
+}
+
+function report(tree: TreeIdentity, tally: Map<string, TreeMember>, live: TreeMember[]): KillReport {
+  let descendants = 0;
+  let escapees = 0;
+  for (const m of tally.values()) {
+    if (m.pid === tree.pid && m.startTime === tree.startMarker.startTime) continue;
+    descendants++;
+    if (m.escapee) escapees++;
+  }
+  return { descendants, escapees, survivors: live.length };
+}

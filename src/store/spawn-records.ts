@@ -1,0 +1,101 @@
+// Spawn records: written as soon as a pid exists, finalized when the whole tree is gone.
+import type { Database } from './database.js';
+
+export type SpawnStatus = 'running' | 'exited' | 'timeout' | 'cancelled' | 'failed' | 'interrupted';
+
+export interface SpawnRecord {
+  spawnId: string;
+  pid: number;
+  pgid: number;
+  sid: number;
+  platform: string;
+  bootId: string;
+  startMarker: string;
+  cgroup: string | null;
+  /** The program name only: arguments may carry secrets and stay out of the store. */
+  command: string;
+  ownerPid: number;
+  ownerStartMarker: string;
+  status: SpawnStatus;
+  exitCode: number | null;
+  signal: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  detail: string | null;
+}
+
+interface Row {
+  spawn_id: string;
+  pid: number;
+  pgid: number;
+  sid: number;
+  platform: string;
+  boot_id: string;
+  start_marker: string;
+  cgroup: string | null;
+  command: string;
+  owner_pid: number;
+  owner_start_marker: string;
+  status: SpawnStatus;
+  exit_code: number | null;
+  signal: string | null;
+  started_at: number;
+  ended_at: number | null;
+  detail: string | null;
+}
+
+function fromRow(r: Row): SpawnRecord {
+  return {
+    spawnId: r.spawn_id,
+    pid: r.pid,
+    pgid: r.pgid,
+    sid: r.sid,
+    platform: r.platform,
+    bootId: r.boot_id,
+    startMarker: r.start_marker,
+    cgroup: r.cgroup,
+    command: r.command,
+    ownerPid: r.owner_pid,
+    ownerStartMarker: r.owner_start_marker,
+    status: r.status,
+    exitCode: r.exit_code,
+    signal: r.signal,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    detail: r.detail,
+  };
+}
+
+export class SpawnRecordStore {
+  private readonly insertStmt;
+  private readonly finishStmt;
+  private readonly getStmt;
+  private readonly runningStmt;
+
+  constructor(private readonly db: Database) {
+    this.insertStmt = db.prepare(`INSERT INTO spawns
+      (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, status, started_at)
+      VALUES (@spawnId, @pid, @pgid, @sid, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, 'running', @startedAt)`);
+    this.finishStmt = db.prepare(`UPDATE spawns SET status = @status, exit_code = @exitCode, signal = @signal,
+      ended_at = @endedAt, detail = @detail WHERE spawn_id = @spawnId`);
+    this.getStmt = db.prepare('SELECT * FROM spawns WHERE spawn_id = ?');
+    this.runningStmt = db.prepare("SELECT * FROM spawns WHERE status = 'running' ORDER BY started_at");
+  }
+
+  insert(r: Omit<SpawnRecord, 'status' | 'exitCode' | 'signal' | 'endedAt' | 'detail'>): void {
+    this.insertStmt.run(r);
+  }
+
+  finish(spawnId: string, f: { status: SpawnStatus; exitCode: number | null; signal: string | null; endedAt: number; detail: string | null }): void {
+    this.finishStmt.run({ spawnId, ...f });
+  }
+
+  get(spawnId: string): SpawnRecord | undefined {
+    const r = this.getStmt.get(spawnId) as Row | undefined;
+    return r && fromRow(r);
+  }
+
+  running(): SpawnRecord[] {
+    return (this.runningStmt.all() as Row[]).map(fromRow);
+  }
+}

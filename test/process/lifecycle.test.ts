@@ -1,0 +1,208 @@
+// The lifecycle layer against real hostile process trees, with and without a per-tree cgroup.
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ProcessSupervisor, SpawnError, type SupervisedTree } from '../../src/process/index.js';
+import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
+import { fixture, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+
+const started = new Set<string>();
+
+function track(t: SupervisedTree): SupervisedTree {
+  started.add(t.spawnId);
+  return t;
+}
+
+async function waitReady(tree: SupervisedTree, count: number): Promise<number[]> {
+  return waitFor(`${count} marked processes of ${tree.spawnId}`, () => {
+    const pids = markedPids(tree.spawnId);
+    return pids.length >= count ? pids : null;
+  });
+}
+
+for (const mode of ['cgroup', 'no-cgroup'] as const) {
+  describe(`lifecycle (${mode})`, () => {
+    const dir = tempDir();
+    let sup: ProcessSupervisor;
+
+    before(() => {
+      sup = ProcessSupervisor.open({ stateDir: dir.path, platform: new LinuxPlatform({ cgroups: mode === 'cgroup' }) });
+      if (mode === 'cgroup' && !sup.capabilities.cgroup) {
+        throw new Error('this machine has a writable cgroup v2 but the supervisor did not find it');
+      }
+    });
+
+    afterEach(() => {
+      // Every process a test started must be gone: a leak fails the test that leaked.
+      const leaked = killMarked(started);
+      started.clear();
+      assert.equal(leaked, 0, `${leaked} supervised process(es) outlived their test`);
+    });
+
+    after(async () => {
+      await sup.close();
+      dir.remove();
+    });
+
+    test('a spawn record exists as soon as the pid does and is final when the tree is gone', async () => {
+      const tree = track(sup.spawnTree({ command: 'sleep', args: ['30'], graceMs: 200 }));
+      const rec = sup.records.get(tree.spawnId);
+      assert.ok(rec, 'record written synchronously by spawnTree');
+      assert.equal(rec.status, 'running');
+      assert.equal(rec.pid, tree.pid);
+      assert.equal(rec.pgid, tree.pid);
+      assert.equal(rec.startMarker, `linux:${tree.startMarker.bootId}:${tree.startMarker.startTime}`);
+      assert.equal(rec.cgroup, tree.cgroup);
+      assert.match(tree.spawnId, /^sp_[0-9a-f]{24}$/);
+      const env = readFileSync(`/proc/${tree.pid}/environ`, 'latin1').split('\0');
+      assert.ok(env.includes(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`));
+      const out = await tree.stop();
+      assert.equal(out.reason, 'cancelled');
+      const fin = sup.records.get(tree.spawnId)!;
+      assert.equal(fin.status, 'cancelled');
+      assert.ok(fin.endedAt! >= fin.startedAt);
+    });
+
+    test('a child that ignores SIGTERM is killed after the grace', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('ignore-term.sh'), graceMs: 300 }));
+      await waitReady(tree, 1);
+      const t0 = Date.now();
+      const out = await tree.stop();
+      const took = Date.now() - t0;
+      assert.equal(out.reason, 'cancelled');
+      assert.equal(out.signal, 'SIGKILL');
+      assert.ok(took >= 280, `KILL came only after the grace (took ${took} ms)`);
+      assert.equal(out.killed.survivors, 0);
+      assert.deepEqual(markedPids(tree.spawnId), []);
+    });
+
+    test('a child that forks 20 children loses all of them', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('fork-20.sh'), graceMs: 500 }));
+      await waitReady(tree, 21);
+      const out = await tree.stop();
+      assert.equal(out.killed.descendants, 20);
+      assert.equal(out.killed.survivors, 0);
+      assert.deepEqual(markedPids(tree.spawnId), []);
+    });
+
+    test('a double-forked grandchild re-parented to the supervisor is killed and reaped', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('double-fork.sh'), graceMs: 500 }));
+      const pids = await waitReady(tree, 2);
+      const orphan = pids.find((p) => p !== tree.pid)!;
+      const stat = readFileSync(`/proc/${orphan}/stat`, 'latin1');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      assert.equal(ppid, process.pid, 'the subreaper adopted the orphan');
+      const out = await tree.stop();
+      assert.ok(out.killed.escapees >= 1);
+      assert.deepEqual(markedPids(tree.spawnId), []);
+      // Reaped, not a zombie: its /proc entry is gone.
+      assert.throws(() => readFileSync(`/proc/${orphan}/stat`), /ENOENT/);
+    });
+
+    test('a setsid escapee that ignores TERM and holds stdout is killed at the timeout', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('setsid-escapee.sh'), graceMs: 200, timeoutMs: 800 }));
+      const out = await tree.done;
+      assert.equal(out.reason, 'timeout');
+      assert.ok(out.killed.escapees >= 1, `escapees: ${JSON.stringify(out.killed)}`);
+      assert.equal(out.killed.survivors, 0);
+      assert.match(out.stdout.tail, /tick/);
+      assert.ok(out.durationMs < 800 + 200 + 1500, `bounded: ${out.durationMs} ms`);
+      assert.deepEqual(markedPids(tree.spawnId), []);
+    });
+
+    test('an escapee with an empty environment, setsid and a dead parent is still found', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('clear-env-escapee.sh'), graceMs: 200 }));
+      await waitReady(tree, 1);
+      await waitFor('the unmarked escapee', () => {
+        const r = sup.records.get(tree.spawnId);
+        return r && readFileSync('/proc/self/stat') && true;
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      const out = await tree.stop();
+      assert.ok(out.killed.escapees >= 1, `found the unmarked escapee: ${JSON.stringify(out.killed)}`);
+      assert.equal(out.killed.survivors, 0);
+    });
+
+    test('a leader that exits at once: its grandchildren are killed and the drain is bounded', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('exit-leaving-grandchildren.sh'), graceMs: 200, drainAfterExitMs: 300 }));
+      const out = await tree.done;
+      assert.equal(out.reason, 'exited');
+      assert.equal(out.exitCode, 0);
+      assert.equal(out.killed.descendants, 3);
+      assert.ok(out.killed.escapees >= 1);
+      assert.match(out.stdout.tail, /ready/);
+      assert.ok(out.durationMs < 2000, `drain after exit is bounded: ${out.durationMs} ms`);
+      assert.deepEqual(markedPids(tree.spawnId), []);
+    });
+
+    test('concurrent cancels share one outcome', async () => {
+      const tree = track(sup.spawnTree({ command: fixture('ignore-term.sh'), graceMs: 200 }));
+      await waitReady(tree, 1);
+      const [a, b, c] = await Promise.all([tree.stop('cancelled'), tree.stop('timeout'), tree.stop()]);
+      assert.equal(a, b);
+      assert.equal(b, c);
+      assert.equal(a.reason, 'cancelled');
+      assert.equal(await tree.stop('timeout'), a, 'a stop after the end returns the same outcome');
+    });
+
+    test('a flood of output is counted exactly, bounded in memory, and written to a 0600 artifact', async () => {
+      const mib = 64;
+      const tree = track(sup.spawnTree({ command: process.execPath, args: [fixture('flood.mjs'), String(mib)] }));
+      const out = await tree.done;
+      assert.equal(out.reason, 'exited');
+      assert.equal(out.stdout.bytes, mib * 1024 * 1024);
+      assert.equal(out.stdout.chars, mib * 1024 * 1024);
+      assert.equal(out.stdout.truncated, true);
+      assert.equal(out.stdout.tail.length, 12_000);
+      const file = join(out.artifacts!.root, out.artifacts!.stdout);
+      const st = statSync(file);
+      assert.equal(st.size, mib * 1024 * 1024);
+      assert.equal(st.mode & 0o777, 0o600);
+      assert.equal(statSync(out.artifacts!.root).mode & 0o777, 0o700);
+      assert.ok(out.artifacts!.root.startsWith(join(dir.path, 'artifacts')), 'root derived from the state dir');
+    });
+
+    test('a secret printed one byte per write is redacted from the tail and the artifact', async () => {
+      const secret = 'hunter2-sEcReT-ü-value';
+      const tree = track(
+        sup.spawnTree({ command: process.execPath, args: [fixture('split-secret.mjs'), secret, '1'], redact: [secret] }),
+      );
+      const out = await tree.done;
+      assert.equal(out.reason, 'exited');
+      assert.ok(!out.stdout.tail.includes(secret));
+      assert.match(out.stdout.tail, /^before:\[REDACTED\]:after\n$/);
+      const art = readFileSync(join(out.artifacts!.root, out.artifacts!.stdout), 'utf8');
+      assert.equal(art, 'before:[REDACTED]:after\n');
+    });
+
+    test('exit codes and signals of the leader are reported', async () => {
+      const a = await track(sup.spawnTree({ command: 'sh', args: ['-c', 'echo out; echo err >&2; exit 7'] })).done;
+      assert.equal(a.exitCode, 7);
+      assert.equal(a.stdout.tail, 'out\n');
+      assert.equal(a.stderr.tail, 'err\n');
+      const b = await track(sup.spawnTree({ command: 'sh', args: ['-c', 'kill -KILL $$'] })).done;
+      assert.equal(b.exitCode, null);
+      assert.equal(b.signal, 'SIGKILL');
+      assert.equal(b.reason, 'exited');
+    });
+
+    test('an unknown command is a clear spawn error and nothing is recorded as running', () => {
+      assert.throws(
+        () => sup.spawnTree({ command: 'definitely-not-a-command-xyz', env: { PATH: '/usr/bin:/bin' } }),
+        (e: unknown) => e instanceof SpawnError && e.code === 'COMMAND_NOT_FOUND' && /definitely-not-a-command-xyz/.test(e.message),
+      );
+      assert.equal(sup.records.running().length, 0);
+    });
+
+    test('an abort signal cancels the tree', async () => {
+      const ac = new AbortController();
+      const tree = track(sup.spawnTree({ command: fixture('fork-20.sh'), graceMs: 200, signal: ac.signal }));
+      await waitReady(tree, 21);
+      ac.abort();
+      const out = await tree.done;
+      assert.equal(out.reason, 'cancelled');
+      assert.deepEqual(markedPids(tree.spawnId), []);
+    });
+  });
+}
