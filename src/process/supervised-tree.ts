@@ -2,7 +2,6 @@
 // do harm, drained with bounds, and stopped as a whole by a single-flight ladder.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SpawnRecordStore } from '../store/spawn-records.js';
 import { StreamRedactor } from '../redaction/stream-redactor.js';
 import { artifactPath, createArtifactDir } from './artifacts.js';
@@ -12,6 +11,7 @@ import { StreamCapture } from './output-capture.js';
 import type { ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
 import { resolveCommand } from './resolve-command.js';
 import { terminateTree, killTreeSync } from './terminate.js';
+import { settlesWithin } from './wait.js';
 import type {
   ArtifactDescriptor,
   KillReport,
@@ -152,20 +152,28 @@ export class LiveTree implements SupervisedTree {
       cgroup: this.cgroup,
       claimOrphan: (t) => ctx.soleOwner(this, t),
     };
-    ctx.records.insert({
-      spawnId,
-      pid: this.pid,
-      pgid: this.pgid,
-      sid: this.sid,
-      platform: process.platform,
-      bootId: this.startMarker.bootId,
-      startMarker: serializeMarker(this.startMarker),
-      cgroup: this.cgroup,
-      command: opts.command,
-      ownerPid: ctx.ownerPid,
-      ownerStartMarker: ctx.ownerStartMarker,
-      startedAt: this.startedAt,
-    });
+    try {
+      ctx.records.insert({
+        spawnId,
+        pid: this.pid,
+        pgid: this.pgid,
+        sid: this.sid,
+        platform: process.platform,
+        bootId: this.startMarker.bootId,
+        startMarker: serializeMarker(this.startMarker),
+        cgroup: this.cgroup,
+        command: opts.command,
+        ownerPid: ctx.ownerPid,
+        ownerStartMarker: ctx.ownerStartMarker,
+        startedAt: this.startedAt,
+      });
+    } catch (cause) {
+      // An unrecorded tree could outlive a crash unseen: it does not get to run.
+      killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders: () => ctx.leaders(), seen: this.seen, tally: this.tally });
+      this.captures.stdout.end();
+      this.captures.stderr.end();
+      throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
+    }
     this.stdin = child.stdin ?? null;
 
     this.exited = new Promise<void>((resolve) => {
@@ -240,7 +248,7 @@ export class LiveTree implements SupervisedTree {
     const stoppedFirst = this.exitInfo === null ? this.stopReason : null;
     if (this.exitInfo !== null) {
       // Grandchildren may still hold the pipes: drain, but only for so long.
-      await Promise.race([this.pipesClosed, sleep(this.opts.drainAfterExitMs ?? DEFAULT_DRAIN_AFTER_EXIT_MS), this.stopRequested]);
+      await settlesWithin(Promise.race([this.pipesClosed, this.stopRequested]), this.opts.drainAfterExitMs ?? DEFAULT_DRAIN_AFTER_EXIT_MS);
     }
     const killed = await terminateTree({
       platform: this.ctx.platform,
@@ -252,8 +260,8 @@ export class LiveTree implements SupervisedTree {
       tally: this.tally,
       pollMs: this.ctx.pollMs,
     });
-    await Promise.race([this.exited, sleep(5_000)]);
-    await Promise.race([this.pipesClosed, sleep(DRAIN_AFTER_KILL_MS)]);
+    await settlesWithin(this.exited, 5_000);
+    await settlesWithin(this.pipesClosed, DRAIN_AFTER_KILL_MS);
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
     if (this.timer) clearTimeout(this.timer);
@@ -294,13 +302,18 @@ export class LiveTree implements SupervisedTree {
     } catch {
       // A cgroup directory left behind is harmless and is retried by the next reconcile.
     }
-    this.ctx.records.finish(this.spawnId, {
-      status: reason,
-      exitCode: outcome.exitCode,
-      signal: outcome.signal,
-      endedAt,
-      detail: error ? `${error.code}: ${error.message}`.slice(0, 500) : null,
-    });
+    try {
+      this.ctx.records.finish(this.spawnId, {
+        status: reason,
+        exitCode: outcome.exitCode,
+        signal: outcome.signal,
+        endedAt,
+        detail: error ? `${error.code}: ${error.message}`.slice(0, 500) : null,
+      });
+    } catch (cause) {
+      // The tree is gone either way; a record left `running` is marked interrupted by the next start.
+      outcome.error ??= { code: 'STORE_WRITE_FAILED', message: `the spawn record could not be finalized: ${(cause as Error).message}` };
+    }
     this.finished = true;
     this.ctx.settled(this);
     return outcome;

@@ -72,6 +72,8 @@ export class LinuxPlatform implements ProcessPlatform {
 
   signalTree(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {
     const signo = constants.signals[signal];
+    // Enumerate before signalling, so what the signal kills is still counted.
+    const { live } = this.scan(tree, leaderHeld, seen);
     // cgroup.kill reaches every member at once, forks in flight included.
     if (signal === 'SIGKILL' && tree.cgroup) {
       try {
@@ -80,8 +82,6 @@ export class LinuxPlatform implements ProcessPlatform {
         // The cgroup may already be gone with its last member; the sweep below still runs.
       }
     }
-    // Enumerate before signalling, so what the signal kills is still counted.
-    const { live } = this.scan(tree, leaderHeld, seen);
     // While Node has not reaped the leader, its pid (and so the group id) cannot be reused.
     if (leaderHeld) {
       try {

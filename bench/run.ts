@@ -1,0 +1,244 @@
+// `npm run bench [-- --only spawn|kill|drain] [--quick] [--json]`
+// Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
+// measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
+// table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
+// MISS alike); 1 on a benchmark error or a leaked process; 2 on bad usage.
+import { cpus, loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { detectCgroupV2, lastCgroupProbeReason } from '../src/process/linux/cgroup.js';
+import { BenchContext, progress } from './common.js';
+import { runDrain, type DrainResult } from './drain.js';
+import { runKill, type KillResult } from './kill.js';
+import { sweep } from './procs.js';
+import { runSpawn, type SpawnResult } from './spawn.js';
+import { fmtMs, fmtRatio, table, verdict } from './stats.js';
+
+type Name = 'spawn' | 'kill' | 'drain';
+const ALL: Name[] = ['spawn', 'kill', 'drain'];
+
+function usage(msg: string): never {
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain] [--quick] [--json]\n`);
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): { only: Name[]; quick: boolean; json: boolean } {
+  let only: Name[] = ALL;
+  let quick = false;
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') quick = true;
+    else if (a === '--json') json = true;
+    else if (a === '--only' || a.startsWith('--only=')) {
+      const v = a === '--only' ? argv[++i] : a.slice('--only='.length);
+      if (v === undefined) usage('--only needs a value');
+      const names = v.split(',');
+      for (const n of names) if (!ALL.includes(n as Name)) usage(`unknown benchmark ${JSON.stringify(n)}`);
+      only = ALL.filter((n) => names.includes(n));
+    } else if (a === '--help' || a === '-h') usage('help');
+    else usage(`unknown argument ${JSON.stringify(a)}`);
+  }
+  return { only, quick, json };
+}
+
+function spawnTable(r: SpawnResult): string {
+  const rows: string[][] = [['config', 'measure', 'supervisor median', 'p90', 'raw median', 'p90', 'ratio', 'paired', 'target', 'verdict']];
+  for (const c of r.configs) {
+    const label = `${c.config} (cgroup used: ${c.cgroupUsed ? 'yes' : 'no'})`;
+    rows.push([
+      label,
+      'spawn path',
+      fmtMs(c.spawnPath.supervisor.median),
+      fmtMs(c.spawnPath.supervisor.p90),
+      fmtMs(c.spawnPath.raw.median),
+      fmtMs(c.spawnPath.raw.p90),
+      fmtRatio(c.spawnPath.ratio),
+      fmtRatio(c.spawnPath.pairedRatio),
+      `<= ${c.spawnPath.target.toFixed(2)}x`,
+      verdict(c.spawnPath.pass),
+    ]);
+    rows.push([
+      '',
+      'full lifecycle',
+      fmtMs(c.lifecycle.supervisor.median),
+      fmtMs(c.lifecycle.supervisor.p90),
+      fmtMs(c.lifecycle.raw.median),
+      fmtMs(c.lifecycle.raw.p90),
+      fmtRatio(c.lifecycle.ratio),
+      fmtRatio(c.lifecycle.pairedRatio),
+      '(info)',
+      '',
+    ]);
+  }
+  const notes = [
+    `${r.trials} measured rounds after ${r.warmup} warm-up; each round runs cgroup supervisor, raw spawn, no-cgroup supervisor back to back.`,
+    'spawn path = spawnTree() returned (pid, start marker, record persisted) vs child_process.spawn() returned; lifecycle = tree.done vs the raw child\'s close.',
+    'ratio = supervisor median / raw median; paired = median of per-round ratios. The raw column is the same raw samples for both configs.',
+    'With a cgroup the leader runs under a /bin/sh entry wrapper that joins the cgroup and execs `true`, so its lifecycle includes a shell start.',
+  ];
+  for (const c of r.configs) for (const f of c.failures) notes.push(`failure (${c.config}): ${f}`);
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
+function killTable(r: KillResult): string {
+  const rows: string[][] = [['contender', 'stop median', 'p90', 'max', 'survivors', 'trials', 'target', 'verdict']];
+  for (const c of r.configs) {
+    rows.push([
+      `supervisor, ${c.config} (cgroup used: ${c.cgroupUsed ? 'yes' : 'no'})`,
+      fmtMs(c.stop.median),
+      fmtMs(c.stop.p90),
+      fmtMs(c.stop.max),
+      String(c.survivorsTotal),
+      String(c.stop.n),
+      `median <= ${c.target} ms, 0 survivors`,
+      verdict(c.pass),
+    ]);
+  }
+  rows.push([
+    'naive pgid kill (TERM, 200 ms, KILL)',
+    fmtMs(r.naive.groupGone.median),
+    fmtMs(r.naive.groupGone.p90),
+    fmtMs(r.naive.groupGone.max),
+    String(r.naive.survivorsTotal),
+    String(r.naive.trials),
+    '(baseline)',
+    '',
+  ]);
+  const notes = [
+    `Tree: ${r.treeSize} processes (leader, 39 sleep, 5 TERM-ignorers, 5 setsid escapees), grace ${r.graceMs} ms; ${r.trials} rounds, contenders interleaved per round.`,
+    'Supervisor: time from tree.stop() until it resolves; survivors = marked live processes right after + outcome.killed.survivors.',
+    `Naive: time from TERM until the process group is empty (leader reaped); ${r.naive.survivorsTotal} survivors in total, ` +
+      `median ${r.naive.survivorsPerTrialMedian} per trial, ${r.naive.survivorsWereEscapees} of them setsid escapees; the bench then SIGKILLed ${r.naive.killedByBench} by pid.`,
+  ];
+  for (const c of r.configs) {
+    notes.push(
+      `${c.config}: outcome.killed reported descendants median ${c.reported.descendantsMedian}, escapees median ${c.reported.escapeesMedian}; ` +
+        `trials with survivors ${c.trialsWithSurvivors}; adopted zombies left unreaped after stop ${c.zombiesLeftTotal}.`,
+    );
+    for (const f of c.failures) notes.push(`failure (${c.config}): ${f}`);
+  }
+  notes.push(`Marked processes alive after all kill trials: ${r.leakedAfterTrials}.`);
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
+function drainTable(r: DrainResult): string {
+  const rows: string[][] = [['contender', 'wall median', 'p90', 'MiB/s (median)', 'RSS growth median', 'max', 'maxRSS delta median', 'max']];
+  const line = (name: string, s: DrainResult['supervisor']) => [
+    name,
+    fmtMs(s.wall.median),
+    fmtMs(s.wall.p90),
+    s.throughputMiBs.toFixed(1),
+    `${s.rssGrowthMiB.median.toFixed(1)} MiB`,
+    `${s.rssGrowthMiB.max.toFixed(1)} MiB`,
+    `${s.maxRssDeltaMiB.median.toFixed(1)} MiB`,
+    `${s.maxRssDeltaMiB.max.toFixed(1)} MiB`,
+  ];
+  rows.push(line(`supervisor (drain + redactor + artifact, cgroup used: ${r.cgroupUsed ? 'yes' : 'no'})`, r.supervisor));
+  rows.push(line('baseline (head | cat > file)', r.baseline));
+  rows.push(line("node floor (info: spawn + 'data' -> fs.writeSync)", r.nodeFloor));
+  const tpPass = r.throughputRatio >= r.throughputTarget;
+  const rssPass = r.rssGrowthWorstMiB <= r.rssTargetMiB;
+  const notes = [
+    `${r.trials} trials each of ${r.bytes / 1048576} MiB (${r.producer}), interleaved; wall = spawn until tree.done / the child's close.`,
+    `throughput ratio (supervisor / baseline, from median wall times): ${r.throughputRatio.toFixed(3)}  target >= ${r.throughputTarget.toFixed(2)}  ${verdict(tpPass)}`,
+    `supervisor / node floor throughput: ${r.vsNodeFloor.toFixed(3)} (information; near 1 means the supervisor's redaction, tail and accounting add little to a bare Node read + writeSync loop)`,
+    `supervisor RSS growth, worst trial (max sampled RSS - RSS before, 10 ms sampling): ${r.rssGrowthWorstMiB.toFixed(1)} MiB  target <= ${r.rssTargetMiB} MiB  ${verdict(rssPass)}`,
+    'maxRSS delta = process.resourceUsage().maxRSS after - before: a process-lifetime high-water mark, so 0 unless the trial set a new peak.',
+    `drain overall: ${verdict(r.pass)}`,
+  ];
+  for (const f of r.failures) notes.push(`failure: ${f}`);
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  const ctx = new BenchContext({ quick: args.quick, json: args.json });
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const cg = detectCgroupV2();
+  const meta = {
+    startedAt: startedAt.toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: cpus().length,
+    loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+    uid: process.getuid?.() ?? null,
+    quick: args.quick,
+    only: args.only,
+    cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
+    durationS: 0,
+  };
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+    meta,
+    errors: {},
+  };
+  const text: string[] = [];
+  text.push(
+    `isolation-supervisor bench — ${meta.startedAt}, node ${meta.node}, ${meta.platform}, ${meta.cpus} CPUs, load ${meta.loadavgAtStart.join(' ')}${args.quick ? ', QUICK (smoke run)' : ''}`,
+  );
+  text.push(`cgroup v2 probe: ${cg ? 'available' : 'not available'} — ${meta.cgroupProbe.reason}`);
+  let failed = false;
+  try {
+    for (const name of args.only) {
+      try {
+        if (name === 'spawn') {
+          out.spawn = await runSpawn(ctx);
+          text.push(`\n== spawn: spawnTree('true') vs child_process.spawn('true')  [target: spawn-path median ratio <= 1.50] ${verdict(out.spawn.pass)}\n${spawnTable(out.spawn)}`);
+        } else if (name === 'kill') {
+          out.kill = await runKill(ctx);
+          text.push(`\n== kill: 50-process tree, grace 200 ms  [target: median stop <= 300 ms, 0 survivors] ${verdict(out.kill.pass)}\n${killTable(out.kill)}`);
+        } else {
+          out.drain = await runDrain(ctx);
+          text.push(`\n== drain: 256 MiB stdout  [target: throughput >= 50% of baseline, RSS growth <= 64 MiB] ${verdict(out.drain.pass)}\n${drainTable(out.drain)}`);
+        }
+      } catch (err) {
+        failed = true;
+        out.errors[name] = (err as Error).stack ?? String(err);
+        text.push(`\n== ${name}: ERROR\n${(err as Error).stack ?? String(err)}`);
+        progress(`${name} failed: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await ctx.dispose();
+  }
+
+  // Final sweep: no process that carried one of this run's markers may be alive. Give the last
+  // SIGKILLs a moment to land before looking.
+  let leaked = sweep(ctx.markers);
+  for (let i = 0; i < 50 && leaked.length > 0; i++) {
+    await sleep(20);
+    leaked = sweep(ctx.markers);
+  }
+  // Per-tree cgroup directories are removed in the background (retried for up to 1 s).
+  await sleep(100);
+  const cgroupLeft = cg ? [...ctx.markers].filter((m) => existsSync(join(cg.base, m))) : [];
+  out.sweep = { markers: ctx.markers.size, leaked, cgroupDirsLeft: cgroupLeft.length };
+  text.push(
+    `\nfinal sweep: ${ctx.markers.size} markers checked, ${leaked.length} live process(es) left${leaked.length ? ` ${JSON.stringify(leaked)}` : ''}; ` +
+      `${cgroupLeft.length} per-tree cgroup dir(s) left`,
+  );
+  if (leaked.length > 0) failed = true;
+  meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
+  const results = [out.spawn, out.kill, out.drain].filter((x) => x !== undefined);
+  out.pass = !failed && results.every((r) => r.pass);
+  text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
+
+  const report = text.join('\n') + '\n';
+  if (args.json) {
+    process.stderr.write(report);
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    process.stdout.write(report);
+  }
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
