@@ -24,6 +24,8 @@ interface Trial {
   rssGrowthMiB: number;
   /** process.resourceUsage().maxRSS after minus before (a high-water mark: 0 unless the run set a new one), MiB. */
   maxRssDeltaMiB: number;
+  /** RSS samples taken during the run (the 10 ms timer competes with the drain for the event loop). */
+  samples: number;
 }
 
 export interface DrainSide {
@@ -31,6 +33,8 @@ export interface DrainSide {
   throughputMiBs: number;
   rssGrowthMiB: Summary;
   maxRssDeltaMiB: Summary;
+  /** RSS samples per trial (median); a 10 ms cadence would give wall / 10. */
+  rssSamplesMedian: number;
 }
 
 export interface DrainResult {
@@ -58,7 +62,9 @@ async function withRss(fn: () => Promise<void>): Promise<Trial> {
   const before = process.memoryUsage.rss();
   const maxBefore = process.resourceUsage().maxRSS;
   let peak = before;
+  let samples = 0;
   const timer = setInterval(() => {
+    samples++;
     const r = process.memoryUsage.rss();
     if (r > peak) peak = r;
   }, 10);
@@ -72,7 +78,7 @@ async function withRss(fn: () => Promise<void>): Promise<Trial> {
   const end = process.memoryUsage.rss();
   if (end > peak) peak = end;
   const maxAfter = process.resourceUsage().maxRSS;
-  return { ms, rssGrowthMiB: (peak - before) / MIB, maxRssDeltaMiB: (maxAfter - maxBefore) / 1024 };
+  return { ms, rssGrowthMiB: (peak - before) / MIB, maxRssDeltaMiB: (maxAfter - maxBefore) / 1024, samples };
 }
 
 async function supervisedTrial(sup: ProcessSupervisor, ctx: BenchContext, bytes: number, failures: string[]): Promise<Trial> {
@@ -167,6 +173,7 @@ function side(ts: Trial[], bytes: number): DrainSide {
     throughputMiBs: round(bytes / MIB / (wall.median / 1000), 1),
     rssGrowthMiB: roundSummary(summarize(ts.map((t) => t.rssGrowthMiB)), 1),
     maxRssDeltaMiB: roundSummary(summarize(ts.map((t) => t.maxRssDeltaMiB)), 1),
+    rssSamplesMedian: summarize(ts.map((t) => t.samples)).median,
   };
 }
 

@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProcessSupervisor, SpawnError, type SupervisedTree } from '../../src/process/index.js';
+import { ProcessSupervisor, SpawnError, type SpawnTreeOptions, type SupervisedTree } from '../../src/process/index.js';
 import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
 import { fixture, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
 
@@ -12,6 +12,24 @@ const started = new Set<string>();
 function track(t: SupervisedTree): SupervisedTree {
   started.add(t.spawnId);
   return t;
+}
+
+/** Spawns a fixture and resolves once it printed `ready` (its traps and children are in place). */
+async function spawnReady(sup: ProcessSupervisor, opts: SpawnTreeOptions): Promise<SupervisedTree> {
+  let out = '';
+  let ready!: () => void;
+  const printed = new Promise<void>((r) => (ready = r));
+  const tree = track(
+    sup.spawnTree({
+      ...opts,
+      onStdout: (c) => {
+        out += c.toString();
+        if (out.includes('ready')) ready();
+      },
+    }),
+  );
+  await Promise.race([printed, tree.done.then(() => Promise.reject(new Error(`${opts.command} ended before it was ready`)))]);
+  return tree;
 }
 
 async function waitReady(tree: SupervisedTree, count: number): Promise<number[]> {
@@ -65,7 +83,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
     });
 
     test('a child that ignores SIGTERM is killed after the grace', async () => {
-      const tree = track(sup.spawnTree({ command: fixture('ignore-term.sh'), graceMs: 300 }));
+      const tree = await spawnReady(sup, { command: fixture('ignore-term.sh'), graceMs: 300 });
       await waitReady(tree, 1);
       const t0 = Date.now();
       const out = await tree.stop();
@@ -78,7 +96,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
     });
 
     test('a child that forks 20 children loses all of them', async () => {
-      const tree = track(sup.spawnTree({ command: fixture('fork-20.sh'), graceMs: 500 }));
+      const tree = await spawnReady(sup, { command: fixture('fork-20.sh'), graceMs: 500 });
       await waitReady(tree, 21);
       const out = await tree.stop();
       assert.equal(out.killed.descendants, 20);
@@ -87,7 +105,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
     });
 
     test('a double-forked grandchild re-parented to the supervisor is killed and reaped', async () => {
-      const tree = track(sup.spawnTree({ command: fixture('double-fork.sh'), graceMs: 500 }));
+      const tree = await spawnReady(sup, { command: fixture('double-fork.sh'), graceMs: 500 });
       const pids = await waitReady(tree, 2);
       const orphan = pids.find((p) => p !== tree.pid)!;
       const stat = readFileSync(`/proc/${orphan}/stat`, 'latin1');
@@ -112,13 +130,10 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
     });
 
     test('an escapee with an empty environment, setsid and a dead parent is still found', async () => {
-      const tree = track(sup.spawnTree({ command: fixture('clear-env-escapee.sh'), graceMs: 200 }));
-      await waitReady(tree, 1);
-      await waitFor('the unmarked escapee', () => {
-        const r = sup.records.get(tree.spawnId);
-        return r && readFileSync('/proc/self/stat') && true;
-      });
-      await new Promise((r) => setTimeout(r, 200));
+      const tree = await spawnReady(sup, { command: fixture('clear-env-escapee.sh'), graceMs: 200 });
+      // `ready` is printed after the double fork; give the grandchild its exec of env -i setsid sleep.
+      const before = Date.now();
+      await waitFor('the unmarked escapee', () => Date.now() - before > 200);
       const out = await tree.stop();
       assert.ok(out.killed.escapees >= 1, `found the unmarked escapee: ${JSON.stringify(out.killed)}`);
       assert.equal(out.killed.survivors, 0);
@@ -137,7 +152,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
     });
 
     test('concurrent cancels share one outcome', async () => {
-      const tree = track(sup.spawnTree({ command: fixture('ignore-term.sh'), graceMs: 200 }));
+      const tree = await spawnReady(sup, { command: fixture('ignore-term.sh'), graceMs: 200 });
       await waitReady(tree, 1);
       const [a, b, c] = await Promise.all([tree.stop('cancelled'), tree.stop('timeout'), tree.stop()]);
       assert.equal(a, b);
@@ -197,7 +212,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
 
     test('an abort signal cancels the tree', async () => {
       const ac = new AbortController();
-      const tree = track(sup.spawnTree({ command: fixture('fork-20.sh'), graceMs: 200, signal: ac.signal }));
+      const tree = await spawnReady(sup, { command: fixture('fork-20.sh'), graceMs: 200, signal: ac.signal });
       await waitReady(tree, 21);
       ac.abort();
       const out = await tree.done;
