@@ -92,8 +92,9 @@ async function supervisedTrial(sup: ProcessSupervisor, ctx: BenchContext, failur
     members = await waitFor('the 50-process tree', () => treeReady(tree.spawnId, tree.pid), 15_000);
   } catch (err) {
     failures.push(`${tree.spawnId}: ${(err as Error).message}`);
+    const seen = markedStats(tree.spawnId);
     await tree.stop();
-    await cleanup(tree.spawnId, []);
+    await cleanup(tree.spawnId, seen, tree.pid);
     return null;
   }
   const t0 = process.hrtime.bigint();
@@ -107,7 +108,7 @@ async function supervisedTrial(sup: ProcessSupervisor, ctx: BenchContext, failur
     if (st && st.startTime === m.startTime && st.state === 'Z' && st.ppid === process.pid) zombiesLeft++;
   }
   if (outcome.error) failures.push(`${tree.spawnId}: ${outcome.error.code}: ${outcome.error.message}`);
-  await cleanup(tree.spawnId, members);
+  await cleanup(tree.spawnId, members, tree.pid);
   return {
     stopMs,
     survivors: after.length + outcome.killed.survivors,
@@ -140,7 +141,8 @@ async function naiveTrial(ctx: BenchContext, n: number, failures: string[]): Pro
     members = await waitFor('the 50-process tree (naive)', () => treeReady(marker, pid), 15_000);
   } catch (err) {
     failures.push(`naive ${marker}: ${(err as Error).message}`);
-    await cleanup(marker, [], pid);
+    await cleanup(marker, markedStats(marker), pid);
+    await closed;
     return null;
   }
   const t0 = process.hrtime.bigint();
@@ -170,17 +172,14 @@ async function naiveTrial(ctx: BenchContext, n: number, failures: string[]): Pro
   return { trial: { groupGoneMs, survivors: survivors.length, survivorsWereEscapees }, killedByBench };
 }
 
-/** Every process that carried `marker` is dead and every adopted zombie among `members` is reaped. */
+/** Every process that carried `marker` is dead and every adopted zombie among `members` is reaped (never `nodeChild`: Node reaps it). */
 async function cleanup(marker: string, members: Stat[], nodeChild?: number): Promise<void> {
   const exclude = new Set<number>(nodeChild === undefined ? [] : [nodeChild]);
   const deadline = Date.now() + 5_000;
   for (;;) {
     const live = markedStats(marker);
     if (live.length > 0) killMembers(live);
-    const pending = reapAdopted(
-      members.map((m) => m.pid),
-      exclude,
-    );
+    const pending = reapAdopted(members, exclude);
     if (live.length === 0 && pending === 0) return;
     if (Date.now() > deadline) throw new Error(`kill bench: could not clean up ${marker}: ${live.length} live, ${pending} unreaped`);
     await sleep(2);

@@ -125,23 +125,24 @@ export function killMembers(members: Iterable<Stat>): number {
 }
 
 /**
- * Reaps, one pid at a time, zombies among `pids` that were re-parented to this process (it is a
- * child subreaper once a supervisor is open). Never waits on `exclude` (children Node reaps itself).
- * Returns how many of `pids` are still not reaped (alive or a zombie that is ours).
+ * Reaps, one pid at a time, zombies among `members` that were re-parented to this process (it is a
+ * child subreaper once a supervisor is open). A pid is waited on only while it still names the
+ * member first seen (same start time), and never if it is in `exclude` (children Node reaps itself).
+ * Returns how many members are still not reaped (alive, or a zombie of ours not yet collected).
  */
-export function reapAdopted(pids: Iterable<number>, exclude: ReadonlySet<number> = new Set()): number {
+export function reapAdopted(members: Iterable<Stat>, exclude: ReadonlySet<number> = new Set()): number {
   let pending = 0;
-  for (const pid of pids) {
-    if (exclude.has(pid)) continue;
-    const st = readStat(pid);
-    if (st === null) continue;
+  for (const m of members) {
+    if (exclude.has(m.pid)) continue;
+    const st = readStat(m.pid);
+    if (st === null || st.startTime !== m.startTime) continue;
     if (st.ppid !== process.pid) continue;
     if (st.state !== 'Z') {
       pending++;
       continue;
     }
-    const r = libc.waitpidNoHang(pid);
-    if (r.value !== pid && r.errno !== libc.ECHILD) pending++;
+    const r = libc.waitpidNoHang(m.pid);
+    if (r.value !== m.pid && r.errno !== libc.ECHILD) pending++;
   }
   return pending;
 }

@@ -7,6 +7,9 @@ import { spawn } from 'node:child_process';
 import type { ProcessSupervisor } from '../src/process/supervisor.js';
 import { BenchContext, progress, type Config } from './common.js';
 import { msSince, pairedRatioMedian, roundSummary, round, summarize, type Summary } from './stats.js';
+import { allowlistedEnv } from '../src/process/child-env.js';
+
+const RAW_ENV = { ...allowlistedEnv(), SUPERVISOR_SPAWN_ID: 'bench-raw-spawn' };
 
 export const SPAWN_PATH_TARGET = 1.5;
 
@@ -47,7 +50,8 @@ async function supervisedTrial(sup: ProcessSupervisor, ctx: BenchContext, failur
 
 async function rawTrial(failures: string[]): Promise<Sample> {
   const t0 = process.hrtime.bigint();
-  const child = spawn('true', [], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Same environment the supervisor gives its child (allowlist + marker), so the ratio is like for like.
+  const child = spawn('true', [], { stdio: ['ignore', 'pipe', 'pipe'], env: RAW_ENV });
   const spawnPath = msSince(t0);
   // Read the pipes as the supervisor does (it attaches 'data' listeners), so both sides drain.
   child.stdout!.resume();

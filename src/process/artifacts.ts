@@ -6,6 +6,14 @@ import type { ArtifactDescriptor } from './types.js';
 
 const SPAWN_ID = /^sp_[0-9a-f]{24}$/;
 const STREAM_FILES = { stdout: 'stdout.log', stderr: 'stderr.log' } as const;
+/** Bases already created and checked in this process: the spawn path pays for them once. */
+const readyBases = new Set<string>();
+
+/** True when the process umask could narrow `mode`, so an explicit chmod is needed. */
+export function umaskNarrows(mode: number): boolean {
+  // Two syscalls with no I/O: cheaper than a chmod on a slow filesystem, and never stale.
+  return (process.umask() & mode) !== 0;
+}
 
 /** Creates `<stateDir>/artifacts/<spawnId>` with mode 0700; fails if it already exists. */
 export function createArtifactDir(stateDir: string, spawnId: string): ArtifactDescriptor {
@@ -16,18 +24,28 @@ export function createArtifactDir(stateDir: string, spawnId: string): ArtifactDe
     throw new Error('createArtifactDir: stateDir must be an absolute path');
   }
   const base = path.join(stateDir, 'artifacts');
-  fs.mkdirSync(base, { recursive: true, mode: 0o700 });
-  // A symlinked artifacts directory would redirect every artifact somewhere we did not choose.
-  const st = fs.lstatSync(base);
-  if (!st.isDirectory()) {
-    throw new Error(`createArtifactDir: ${base} must be a real directory, not a symlink or file`);
+  if (!readyBases.has(base)) {
+    fs.mkdirSync(base, { recursive: true, mode: 0o700 });
+    // A symlinked artifacts directory would redirect every artifact somewhere we did not choose.
+    const st = fs.lstatSync(base);
+    if (!st.isDirectory()) {
+      throw new Error(`createArtifactDir: ${base} must be a real directory, not a symlink or file`);
+    }
+    // The umask may have dropped bits or an older run may have left it wider: set it explicitly.
+    fs.chmodSync(base, 0o700);
+    readyBases.add(base);
   }
-  // The umask may have dropped bits or an older run may have left it wider: set it explicitly.
-  fs.chmodSync(base, 0o700);
   const root = path.join(base, spawnId);
   // Not recursive: an existing root means a reused spawn id, which must not mix artifacts.
-  fs.mkdirSync(root, { mode: 0o700 });
-  fs.chmodSync(root, 0o700);
+  try {
+    fs.mkdirSync(root, { mode: 0o700 });
+  } catch (err) {
+    // The base may have been removed since it was checked: check it again once.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !readyBases.delete(base)) throw err;
+    return createArtifactDir(stateDir, spawnId);
+  }
+  // mkdir's mode is 0700 minus the umask: only a umask that removes owner bits needs a chmod.
+  if (umaskNarrows(0o700)) fs.chmodSync(root, 0o700);
   return { root, stdout: STREAM_FILES.stdout, stderr: STREAM_FILES.stderr };
 }
 

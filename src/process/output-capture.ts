@@ -2,6 +2,7 @@
 
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
+import { umaskNarrows } from './artifacts.js';
 import type { StreamRedactor } from '../redaction/stream-redactor.js';
 import type { StreamSummary } from './types.js';
 
@@ -114,8 +115,8 @@ export class StreamCapture {
     if (this.path !== null) {
       try {
         this.fd = fs.openSync(this.path, OPEN_FLAGS, 0o600);
-        // The umask only narrows the mode, but set it explicitly so the contract holds regardless.
-        fs.fchmodSync(this.fd, 0o600);
+        // O_EXCL made the file, so its mode is 0600 minus the umask; only a narrowing umask needs fixing.
+        if (umaskNarrows(0o600)) fs.fchmodSync(this.fd, 0o600);
       } catch (err) {
         this.fail('ARTIFACT_OPEN_FAILED', err);
         this.dropFd();

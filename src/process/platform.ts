@@ -20,8 +20,10 @@ export interface TreeIdentity {
 export interface TreeMember {
   pid: number;
   startTime: string;
-  /** Left the leader's session, or re-parented to the supervisor. */
+  /** Left the leader's session, or was already re-parented to the supervisor when first seen. */
   escapee: boolean;
+  /** Runs in a session other than the leader's (called setsid). */
+  leftSession: boolean;
 }
 
 export interface PreparedSpawn {

@@ -28,7 +28,10 @@ export async function terminateTree(o: LadderOptions): Promise<KillReport> {
     for (const m of members) {
       const key = `${m.pid}:${m.startTime}`;
       const prev = o.tally.get(key);
-      o.tally.set(key, prev && prev.escapee ? prev : m);
+      // First sighting decides "re-parented"; orphans the ladder itself makes (TERM killed their
+      // parent) are not escapees. Leaving the session counts whenever it is seen.
+      if (!prev) o.tally.set(key, m);
+      else if (m.leftSession && !prev.escapee) o.tally.set(key, { ...prev, escapee: true, leftSession: true });
     }
     return members;
   };
@@ -61,7 +64,7 @@ export function killTreeSync(o: Omit<LadderOptions, 'graceMs' | 'pollMs' | 'kill
   let live: TreeMember[] = [];
   for (let i = 0; i < rounds; i++) {
     live = o.platform.signalTree(o.tree, 'SIGKILL', o.leaderHeld(), o.seen);
-    for (const m of live) o.tally.set(`${m.pid}:${m.startTime}`, m);
+    for (const m of live) if (!o.tally.has(`${m.pid}:${m.startTime}`)) o.tally.set(`${m.pid}:${m.startTime}`, m);
     o.platform.reapAdopted(o.seen, o.leaders());
     if (live.length === 0) break;
   }

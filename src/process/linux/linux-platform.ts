@@ -189,10 +189,12 @@ export class LinuxPlatform implements ProcessPlatform {
     }
     const live: TreeMember[] = [];
     for (const st of members.values()) {
+      const leftSession = st.pid !== tree.pid && st.session !== tree.sid;
       const m: TreeMember = {
         pid: st.pid,
         startTime: st.startTime,
-        escapee: st.pid !== tree.pid && (st.session !== tree.sid || st.ppid === process.pid),
+        escapee: leftSession || (st.pid !== tree.pid && st.ppid === process.pid),
+        leftSession,
       };
       const prev = seen.get(st.pid);
       if (prev && prev.startTime === st.startTime) m.escapee ||= prev.escapee;
