@@ -21,7 +21,19 @@ export interface StreamCaptureOptions {
   tailChars?: number;
   /** Live copy of the redacted stream. */
   onRedacted?: (chunk: Buffer) => void;
+  /** Called once, with the first artifact failure (open failures are visible at once in `failure`). */
+  onFailure?: (failure: CaptureFailure) => void;
+  /** Called when the write backlog fell below the low-water mark after write() returned false. */
+  onDrain?: () => void;
 }
+
+/** Above this many queued artifact bytes write() asks the reader to pause; below LOW it may resume. */
+const BACKLOG_HIGH = 8 * 1024 * 1024;
+const BACKLOG_LOW = 1024 * 1024;
+/** Chunks smaller than this are copied into the tail rather than referenced. */
+const SMALL_CHUNK = 4096;
+/** iovecs per writev call (Linux IOV_MAX is 1024). */
+const MAX_IOV = 1024;
 
 const DEFAULT_TAIL_CHARS = 12_000;
 // O_EXCL refuses anything already at the path (a planted file or symlink); O_NOFOLLOW is belt and braces.
@@ -84,6 +96,15 @@ function lastCodePoints(s: string, n: number): { text: string; cut: boolean } {
   return { text: i === 0 ? s : s.slice(i), cut: i > 0 };
 }
 
+/** The buffers left after the first `n` bytes (after a short write). */
+function dropPrefix(bufs: Buffer[], n: number): Buffer[] {
+  let i = 0;
+  while (i < bufs.length && n >= bufs[i]!.length) n -= bufs[i++]!.length;
+  const rest = bufs.slice(i);
+  if (n > 0 && rest.length > 0) rest[0] = rest[0]!.subarray(n);
+  return rest;
+}
+
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -94,14 +115,27 @@ export class StreamCapture {
   private readonly redactor: StreamRedactor;
   private readonly tailChars: number;
   private readonly onRedacted: ((chunk: Buffer) => void) | undefined;
+  private readonly onFailure: ((failure: CaptureFailure) => void) | undefined;
+  private readonly onDrain: (() => void) | undefined;
   private fd: number | null = null;
+  /** Redacted bytes waiting for the artifact; written by one writev at a time, off the main thread. */
+  private queue: Buffer[] = [];
+  private backlog = 0;
+  private pumping: Promise<void> | null = null;
+  private paused = false;
+  private ending: Promise<StreamSummary> | undefined;
   private firstFailure: CaptureFailure | undefined;
   private rawBytes = 0;
   private redactedBytes = 0;
   private chars = 0;
-  /** Ring of the last tailChars * 4 + 3 redacted bytes: always enough for tailChars whole code points. */
-  private readonly ring: Buffer;
-  private ringPos = 0;
+  /** Bytes kept for the tail: tailChars * 4 + 3, always enough for tailChars whole code points. */
+  private readonly tailBytes: number;
+  /**
+   * The newest redacted chunks, by reference (no copy on the hot path); small chunks are copied so
+   * a slice cannot pin a large shared allocation. Holds just over tailBytes.
+   */
+  private tailChunks: Buffer[] = [];
+  private tailHeld = 0;
   private summary: StreamSummary | undefined;
 
   constructor(opts: StreamCaptureOptions) {
@@ -111,7 +145,9 @@ export class StreamCapture {
     const tail = opts.tailChars ?? DEFAULT_TAIL_CHARS;
     this.tailChars = Number.isFinite(tail) && tail > 0 ? Math.floor(tail) : 0;
     this.onRedacted = opts.onRedacted;
-    this.ring = Buffer.alloc(this.tailChars === 0 ? 0 : this.tailChars * 4 + 3);
+    this.onFailure = opts.onFailure;
+    this.onDrain = opts.onDrain;
+    this.tailBytes = this.tailChars === 0 ? 0 : this.tailChars * 4 + 3;
     if (this.path !== null) {
       try {
         this.fd = fs.openSync(this.path, OPEN_FLAGS, 0o600);
@@ -129,17 +165,27 @@ export class StreamCapture {
     return this.firstFailure;
   }
 
-  /** Never throws: draining must continue until the process tree is reaped. Ignored after end(). */
-  write(chunk: Buffer): void {
-    if (this.summary !== undefined || chunk.length === 0) return;
+  /**
+   * Never throws: draining must continue until the process tree is reaped. Ignored after end().
+   * Returns false when the artifact backlog is high: pause the source until onDrain.
+   */
+  write(chunk: Buffer): boolean {
+    if (this.summary !== undefined || this.ending !== undefined || chunk.length === 0) return true;
     this.rawBytes += chunk.length;
     this.accept(this.redactor.push(chunk));
+    if (this.backlog > BACKLOG_HIGH) this.paused = true;
+    return !this.paused;
   }
 
-  /** Flushes the redactor, closes the artifact and returns the summary; idempotent. */
-  end(): StreamSummary {
-    if (this.summary !== undefined) return this.summary;
+  /** Flushes the redactor, waits for the artifact writes, closes the file and returns the summary; idempotent. */
+  end(): Promise<StreamSummary> {
+    this.ending ??= this.finish();
+    return this.ending;
+  }
+
+  private async finish(): Promise<StreamSummary> {
     this.accept(this.redactor.flush());
+    while (this.pumping) await this.pumping;
     if (this.fd !== null) {
       const fd = this.fd;
       this.fd = null;
@@ -153,9 +199,9 @@ export class StreamCapture {
     return this.summary;
   }
 
-  /** Writes part of a buffer to the artifact; returns bytes written. Overridable to inject faults in tests. */
-  protected writeFile(fd: number, buf: Buffer, offset: number, length: number): number {
-    return fs.writeSync(fd, buf, offset, length);
+  /** Writes buffers to the artifact; resolves with the bytes written (may be short). Overridable to inject faults in tests. */
+  protected writeFile(fd: number, bufs: Buffer[]): Promise<number> {
+    return new Promise((resolve, reject) => fs.writev(fd, bufs, (err, n) => (err ? reject(err) : resolve(n))));
   }
 
   /** Closes the artifact. Overridable to inject faults in tests. */
@@ -169,7 +215,11 @@ export class StreamCapture {
     this.redactedBytes += n;
     this.chars += isAscii(out) ? n : countLeadBytes(out);
     this.keepTail(out);
-    if (this.fd !== null) this.writeAll(this.fd, out);
+    if (this.fd !== null) {
+      this.queue.push(out);
+      this.backlog += n;
+      this.pumping ??= this.pump();
+    }
     if (this.onRedacted !== undefined) {
       try {
         this.onRedacted(out);
@@ -179,14 +229,44 @@ export class StreamCapture {
     }
   }
 
-  private writeAll(fd: number, buf: Buffer): void {
-    let off = 0;
+  /** One writev in flight at a time, so reading the pipe overlaps with writing the file. */
+  private async pump(): Promise<void> {
     try {
-      while (off < buf.length) {
-        const written = this.writeFile(fd, buf, off, buf.length - off);
+      while (this.queue.length > 0 && this.fd !== null) {
+        const batch = this.queue.splice(0, MAX_IOV);
+        let bytes = 0;
+        for (const b of batch) bytes += b.length;
+        await this.writeAll(this.fd, batch, bytes);
+        this.backlog -= bytes;
+        if (this.paused && this.backlog < BACKLOG_LOW) {
+          this.paused = false;
+          this.onDrain?.();
+        }
+      }
+    } finally {
+      this.pumping = null;
+      if (this.fd === null) {
+        // Failed: nothing more reaches the file, and the reader must never stay paused.
+        this.queue = [];
+        this.backlog = 0;
+        if (this.paused) {
+          this.paused = false;
+          this.onDrain?.();
+        }
+      }
+    }
+  }
+
+  private async writeAll(fd: number, batch: Buffer[], bytes: number): Promise<void> {
+    let done = 0;
+    let bufs = batch;
+    try {
+      while (done < bytes) {
+        const written = await this.writeFile(fd, bufs);
         // A zero-byte write on a regular file would loop forever: treat it as a failure.
-        if (!(written > 0)) throw new Error(`write made no progress at byte ${off} of ${buf.length}`);
-        off += written;
+        if (!(written > 0)) throw new Error(`write made no progress at byte ${done} of ${bytes}`);
+        done += written;
+        if (done < bytes) bufs = dropPrefix(bufs, written);
       }
     } catch (err) {
       this.fail('ARTIFACT_WRITE_FAILED', err);
@@ -195,25 +275,28 @@ export class StreamCapture {
   }
 
   private keepTail(buf: Buffer): void {
-    const cap = this.ring.length;
+    const cap = this.tailBytes;
     if (cap === 0) return;
-    if (buf.length >= cap) {
-      buf.copy(this.ring, 0, buf.length - cap);
-      this.ringPos = 0;
-      return;
+    const piece = buf.length > cap ? buf.subarray(buf.length - cap) : buf;
+    this.tailChunks.push(piece.length < SMALL_CHUNK ? Buffer.from(piece) : piece);
+    this.tailHeld += piece.length;
+    // Drop whole chunks from the front while the rest still covers the window.
+    while (this.tailChunks.length > 1 && this.tailHeld - this.tailChunks[0]!.length >= cap) {
+      this.tailHeld -= this.tailChunks.shift()!.length;
     }
-    const first = Math.min(cap - this.ringPos, buf.length);
-    buf.copy(this.ring, this.ringPos, 0, first);
-    if (first < buf.length) buf.copy(this.ring, 0, first);
-    this.ringPos = (this.ringPos + buf.length) % cap;
+    // Many tiny chunks: fold them into one so the list stays short.
+    if (this.tailChunks.length > 64) {
+      const all = Buffer.concat(this.tailChunks);
+      this.tailChunks = [all.subarray(Math.max(0, all.length - cap))];
+      this.tailHeld = this.tailChunks[0]!.length;
+    }
   }
 
   private buildSummary(): StreamSummary {
-    const cap = this.ring.length;
+    const cap = this.tailBytes;
     const dropped = this.redactedBytes > cap;
-    let kept: Buffer;
-    if (!dropped) kept = this.ring.subarray(0, this.redactedBytes);
-    else kept = Buffer.concat([this.ring.subarray(this.ringPos), this.ring.subarray(0, this.ringPos)]);
+    const all = Buffer.concat(this.tailChunks);
+    const kept = all.length > cap ? all.subarray(all.length - cap) : all;
     let start = 0;
     // The window may begin inside a character whose lead byte was dropped: skip its continuation bytes.
     if (dropped) while (start < 3 && start < kept.length && (kept[start]! & 0xc0) === 0x80) start++;
@@ -229,6 +312,11 @@ export class StreamCapture {
   private fail(code: CaptureFailure['code'], err: unknown): void {
     if (this.firstFailure !== undefined) return;
     this.firstFailure = { code, message: errorMessage(err), path: this.path ?? '' };
+    try {
+      this.onFailure?.(this.firstFailure);
+    } catch {
+      // The failure is recorded either way.
+    }
   }
 
   private dropFd(): void {

@@ -101,12 +101,16 @@ export class LiveTree implements SupervisedTree {
         redactor: new StreamRedactor(redact),
         tailChars: opts.tailChars ?? 12_000,
         ...(on ? { onRedacted: on } : {}),
+        // A persistence failure ends the tree before the failure is published.
+        onFailure: () => this.requestStop('failed'),
+        // The artifact backlog fell: let the pipe flow again.
+        onDrain: () => this.child[name]?.resume(),
       });
     this.captures = { stdout: capture('stdout', opts.onStdout), stderr: capture('stderr', opts.onStderr) };
     const openFailure = this.captures.stdout.failure ?? this.captures.stderr.failure;
     if (openFailure) {
-      this.captures.stdout.end();
-      this.captures.stderr.end();
+      void this.captures.stdout.end();
+      void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `artifact could not be opened (${openFailure.code}): ${openFailure.message}`);
     }
 
@@ -129,8 +133,8 @@ export class LiveTree implements SupervisedTree {
     });
     if (child.pid === undefined) {
       if (prepared.cgroup) ctx.platform.releaseTree({ cgroup: prepared.cgroup } as TreeIdentity);
-      this.captures.stdout.end();
-      this.captures.stderr.end();
+      void this.captures.stdout.end();
+      void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: no pid was assigned`);
     }
     this.child = child;
@@ -170,8 +174,8 @@ export class LiveTree implements SupervisedTree {
     } catch (cause) {
       // An unrecorded tree could outlive a crash unseen: it does not get to run.
       killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders: () => ctx.leaders(), seen: this.seen, tally: this.tally });
-      this.captures.stdout.end();
-      this.captures.stderr.end();
+      void this.captures.stdout.end();
+      void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
     }
     this.stdin = child.stdin ?? null;
@@ -233,9 +237,8 @@ export class LiveTree implements SupervisedTree {
   private drain(stream: NodeJS.ReadableStream & { destroy(): void }, capture: StreamCapture): Promise<void> {
     return new Promise<void>((resolve) => {
       stream.on('data', (chunk: Buffer) => {
-        capture.write(chunk);
-        // A persistence failure ends the tree before the failure is published.
-        if (capture.failure) this.requestStop('failed');
+        // Back-pressure from the artifact writer: the child blocks on a full pipe, memory stays bounded.
+        if (!capture.write(chunk)) stream.pause();
       });
       stream.once('close', () => resolve());
       stream.once('error', () => resolve());
@@ -266,8 +269,7 @@ export class LiveTree implements SupervisedTree {
     this.child.stderr?.destroy();
     if (this.timer) clearTimeout(this.timer);
 
-    const stdout: StreamSummary = this.captures.stdout.end();
-    const stderr: StreamSummary = this.captures.stderr.end();
+    const [stdout, stderr]: [StreamSummary, StreamSummary] = await Promise.all([this.captures.stdout.end(), this.captures.stderr.end()]);
     const failure = this.captures.stdout.failure ?? this.captures.stderr.failure;
     let reason: OutcomeReason = stoppedFirst === null ? 'exited' : stoppedFirst;
     let error: TreeOutcome['error'];

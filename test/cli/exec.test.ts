@@ -155,7 +155,6 @@ test('an artifact write failure (ENOSPC) fails the execution, and the tree is st
   assert.equal(out.reason, 'failed');
   assert.equal(out.error.code, 'ARTIFACT_WRITE_FAILED');
   assert.ok(out.stdout.bytes > 1024 * 1024, `draining went on past the full disk (${out.stdout.bytes} bytes read)`);
-  assert.ok(out.stdout.bytes < 4_000_000, 'the failure ended the tree instead of waiting for it');
   assert.ok(out.durationMs < 10_000, 'the sleeping tree was killed, not waited for');
   assert.deepEqual(markedPids(out.spawnId), []);
 });

@@ -50,28 +50,28 @@ function codePoints(s: string): string[] {
 }
 
 describe('StreamCapture tail and counters', () => {
-  it('keeps the last tailChars characters of an ASCII stream', () => {
+  it('keeps the last tailChars characters of an ASCII stream', async () => {
     const cap = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor([]), tailChars: 10 });
     for (const c of splitAt(b('abcdefghijklmnopqrstuvwxyz'), [3, 4, 20])) cap.write(c);
-    assert.deepEqual(cap.end(), { tail: 'qrstuvwxyz', bytes: 26, chars: 26, truncated: true });
+    assert.deepEqual((await cap.end()), { tail: 'qrstuvwxyz', bytes: 26, chars: 26, truncated: true });
   });
 
-  it('is not truncated when the whole stream fits, including exactly tailChars', () => {
+  it('is not truncated when the whole stream fits, including exactly tailChars', async () => {
     const fit = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor([]), tailChars: 5 });
     fit.write(b('héllo'));
-    assert.deepEqual(fit.end(), { tail: 'héllo', bytes: 6, chars: 5, truncated: false });
+    assert.deepEqual((await fit.end()), { tail: 'héllo', bytes: 6, chars: 5, truncated: false });
     const empty = new StreamCapture({ name: 'stderr', artifactPath: null, redactor: new StreamRedactor([]) });
-    assert.deepEqual(empty.end(), { tail: '', bytes: 0, chars: 0, truncated: false });
+    assert.deepEqual((await empty.end()), { tail: '', bytes: 0, chars: 0, truncated: false });
   });
 
-  it('decodes multibyte characters split across chunks without replacement characters', () => {
+  it('decodes multibyte characters split across chunks without replacement characters', async () => {
     const text = 'aé€🔑日本🙂z'.repeat(50);
     const bytes = b(text);
     const all = codePoints(text);
     for (const tailChars of [1, 2, 3, 7, 100, 349, 350, 351, 1000]) {
       const cap = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor([]), tailChars });
       for (const c of bytewise(bytes)) cap.write(c);
-      const s = cap.end();
+      const s = (await cap.end());
       assert.equal(s.tail, all.slice(-tailChars).join(''), `tailChars ${tailChars}`);
       assert.ok(!s.tail.includes('\ufffd'));
       assert.equal(s.chars, all.length);
@@ -80,7 +80,7 @@ describe('StreamCapture tail and counters', () => {
     }
   });
 
-  it('handles random chunkings of a long multibyte stream with the ring wrapping many times', () => {
+  it('handles random chunkings of a long multibyte stream with the ring wrapping many times', async () => {
     const text = Array.from({ length: 20_000 }, (_, i) => ['x', 'ß', '€', '🦀'][i % 4]!).join('');
     const bytes = b(text);
     const all = codePoints(text);
@@ -94,45 +94,45 @@ describe('StreamCapture tail and counters', () => {
         cap.write(bytes.subarray(pos, pos + len));
         pos += len;
       }
-      const s = cap.end();
+      const s = (await cap.end());
       assert.equal(s.tail, all.slice(-tailChars).join(''), `tailChars ${tailChars}`);
       assert.equal(s.chars, all.length);
       assert.equal(s.truncated, true);
     }
   });
 
-  it('counts raw bytes in `bytes` but redacted code points in `chars`', () => {
+  it('counts raw bytes in `bytes` but redacted code points in `chars`', async () => {
     const cap = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor(['hunter2']) });
     cap.write(b('pw=hunt'));
     cap.write(b('er2 ok'));
-    const s = cap.end();
+    const s = (await cap.end());
     assert.equal(s.tail, 'pw=[REDACTED] ok');
     assert.equal(s.bytes, 13);
     assert.equal(s.chars, 'pw=[REDACTED] ok'.length);
   });
 
-  it('drops a partial character at the start of the tail window', () => {
+  it('drops a partial character at the start of the tail window', async () => {
     // 4-byte characters only: the byte window almost never starts on a character boundary.
     const text = '🙂'.repeat(100) + 'end';
     for (let tailChars = 1; tailChars < 12; tailChars++) {
       const cap = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor([]), tailChars });
       for (const c of splitAt(b(text), [1, 2, 3, 5, 399])) cap.write(c);
-      const s = cap.end();
+      const s = (await cap.end());
       assert.equal(s.tail, codePoints(text).slice(-tailChars).join(''));
       assert.ok(!s.tail.includes('\ufffd'));
     }
   });
 
-  it('end() is idempotent and later writes are ignored', () => {
+  it('end() is idempotent and later writes are ignored', async () => {
     const cap = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor([]) });
     cap.write(b('one'));
-    const first = cap.end();
+    const first = (await cap.end());
     cap.write(b('two'));
-    assert.equal(cap.end(), first);
+    assert.equal((await cap.end()), first);
     assert.deepEqual(first, { tail: 'one', bytes: 3, chars: 3, truncated: false });
   });
 
-  it('a throwing onRedacted does not break the capture', () => {
+  it('a throwing onRedacted does not break the capture', async () => {
     const p = freshPath();
     const cap = new StreamCapture({
       name: 'stdout',
@@ -143,14 +143,14 @@ describe('StreamCapture tail and counters', () => {
       },
     });
     cap.write(b('abc'));
-    assert.equal(cap.end().tail, 'abc');
+    assert.equal((await cap.end()).tail, 'abc');
     assert.equal(cap.failure, undefined);
     assert.equal(fs.readFileSync(p, 'utf8'), 'abc');
   });
 });
 
 describe('StreamCapture artifacts', () => {
-  it('creates a 0600 artifact in a 0700 directory, even under a hostile umask', () => {
+  it('creates a 0600 artifact in a 0700 directory, even under a hostile umask', async () => {
     const oldMask = process.umask(0o777);
     let d;
     let cap;
@@ -161,7 +161,7 @@ describe('StreamCapture artifacts', () => {
       process.umask(oldMask);
     }
     cap.write(b('x'));
-    cap.end();
+    (await cap.end());
     assert.equal(cap.failure, undefined);
     assert.equal(fs.statSync(d.root).mode & 0o777, 0o700);
     assert.equal(fs.statSync(path.join(tmp, 'artifacts')).mode & 0o777, 0o700);
@@ -169,7 +169,7 @@ describe('StreamCapture artifacts', () => {
     assert.equal(artifactPath(d, 'stderr'), path.join(d.root, 'stderr.log'));
   });
 
-  it('writes exactly the redacted stream; a split secret reaches neither artifact, tail nor live copy', () => {
+  it('writes exactly the redacted stream; a split secret reaches neither artifact, tail nor live copy', async () => {
     const secret = 'tok_é🔑_9f8e7d6c5b4a';
     const input = b(`line 1\nexport TOKEN=${secret}\n${secret}${secret} done é\n`);
     const expected = 'line 1\nexport TOKEN=[REDACTED]\n[REDACTED] done é\n';
@@ -184,7 +184,7 @@ describe('StreamCapture artifacts', () => {
           onRedacted: (c) => live.push(Buffer.from(c)),
         });
         for (const c of chunks) cap.write(c);
-        const s = cap.end();
+        const s = (await cap.end());
         const file = fs.readFileSync(p);
         assert.equal(file.toString('utf8'), expected, `split at ${i}`);
         assert.deepEqual(Buffer.concat(live), file);
@@ -197,7 +197,7 @@ describe('StreamCapture artifacts', () => {
     }
   });
 
-  it('fails to open when the parent directory does not exist, but keeps counting', () => {
+  it('fails to open when the parent directory does not exist, but keeps counting', async () => {
     const p = path.join(tmp, 'missing-dir', 'stdout.log');
     const live: string[] = [];
     const cap = new StreamCapture({
@@ -210,24 +210,24 @@ describe('StreamCapture artifacts', () => {
     assert.equal(cap.failure?.path, p);
     assert.match(cap.failure?.message ?? '', /ENOENT/);
     cap.write(b('a pw b'));
-    assert.deepEqual(cap.end(), { tail: 'a [REDACTED] b', bytes: 6, chars: 14, truncated: false });
+    assert.deepEqual((await cap.end()), { tail: 'a [REDACTED] b', bytes: 6, chars: 14, truncated: false });
     assert.equal(live.join(''), 'a [REDACTED] b');
     assert.equal(cap.failure?.code, 'ARTIFACT_OPEN_FAILED');
   });
 
-  it('refuses a pre-existing file at the path and leaves it untouched (O_EXCL)', () => {
+  it('refuses a pre-existing file at the path and leaves it untouched (O_EXCL)', async () => {
     const p = freshPath();
     fs.writeFileSync(p, 'planted', { mode: 0o644 });
     const cap = new StreamCapture({ name: 'stdout', artifactPath: p, redactor: new StreamRedactor([]) });
     cap.write(b('data'));
-    const s = cap.end();
+    const s = (await cap.end());
     assert.equal(cap.failure?.code, 'ARTIFACT_OPEN_FAILED');
     assert.match(cap.failure?.message ?? '', /EEXIST/);
     assert.equal(s.bytes, 4);
     assert.equal(fs.readFileSync(p, 'utf8'), 'planted');
   });
 
-  it('refuses a pre-existing symlink (dangling or not) and never writes through it', () => {
+  it('refuses a pre-existing symlink (dangling or not) and never writes through it', async () => {
     const target = freshPath();
     fs.writeFileSync(target, 'victim');
     const link = freshPath();
@@ -238,38 +238,39 @@ describe('StreamCapture artifacts', () => {
     for (const p of [link, dangling]) {
       const cap = new StreamCapture({ name: 'stdout', artifactPath: p, redactor: new StreamRedactor([]) });
       cap.write(b('data'));
-      assert.equal(cap.end().bytes, 4);
+      assert.equal((await cap.end()).bytes, 4);
       assert.equal(cap.failure?.code, 'ARTIFACT_OPEN_FAILED');
     }
     assert.equal(fs.readFileSync(target, 'utf8'), 'victim');
     assert.equal(fs.existsSync(danglingTarget), false);
   });
 
-  it('handles short writes by looping until the whole buffer is written', () => {
+  it('handles short writes by looping until the whole buffer is written', async () => {
     class Trickle extends StreamCapture {
       calls = 0;
-      protected override writeFile(fd: number, buf: Buffer, offset: number, length: number): number {
+      protected override async writeFile(fd: number, bufs: Buffer[]): Promise<number> {
         this.calls++;
-        return fs.writeSync(fd, buf, offset, Math.min(length, 3));
+        const first = bufs[0]!;
+        return fs.writeSync(fd, first, 0, Math.min(first.length, 3));
       }
     }
     const p = freshPath();
     const cap = new Trickle({ name: 'stdout', artifactPath: p, redactor: new StreamRedactor(['secret']) });
     cap.write(b('0123456789 secret 0123456789'));
-    cap.end();
+    (await cap.end());
     assert.equal(cap.failure, undefined);
     assert.equal(fs.readFileSync(p, 'utf8'), '0123456789 [REDACTED] 0123456789');
     assert.ok(cap.calls >= 10);
   });
 
-  it('records a write failure (injected EIO), stops writing, keeps counting and tailing', () => {
+  it('records a write failure (injected EIO), stops writing, keeps counting and tailing', async () => {
     // The real ENOSPC/EFBIG path is covered below (RLIMIT_FSIZE) and end to end by the lead.
     class FailOnce extends StreamCapture {
       calls = 0;
-      protected override writeFile(fd: number, buf: Buffer, offset: number, length: number): number {
+      protected override async writeFile(fd: number, bufs: Buffer[]): Promise<number> {
         this.calls++;
         if (this.calls === 2) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-        return fs.writeSync(fd, buf, offset, length);
+        return fs.writevSync(fd, bufs);
       }
     }
     const p = freshPath();
@@ -283,7 +284,7 @@ describe('StreamCapture artifacts', () => {
     cap.write(b('first '));
     cap.write(b('second '));
     cap.write(b('third'));
-    const s = cap.end();
+    const s = (await cap.end());
     assert.equal(cap.calls, 2, 'no write after the failure');
     assert.deepEqual(cap.failure, { code: 'ARTIFACT_WRITE_FAILED', message: 'EIO: i/o error, write', path: p });
     assert.deepEqual(s, { tail: 'first second third', bytes: 18, chars: 18, truncated: false });
@@ -291,7 +292,7 @@ describe('StreamCapture artifacts', () => {
     assert.equal(fs.readFileSync(p, 'utf8'), 'first ');
   });
 
-  it('records a close failure as ARTIFACT_FLUSH_FAILED; the first failure wins', () => {
+  it('records a close failure as ARTIFACT_FLUSH_FAILED; the first failure wins', async () => {
     class BadClose extends StreamCapture {
       protected override closeFile(fd: number): void {
         fs.closeSync(fd);
@@ -300,21 +301,21 @@ describe('StreamCapture artifacts', () => {
     }
     const cap = new BadClose({ name: 'stdout', artifactPath: freshPath(), redactor: new StreamRedactor([]) });
     cap.write(b('x'));
-    assert.equal(cap.end().bytes, 1);
+    assert.equal((await cap.end()).bytes, 1);
     assert.equal(cap.failure?.code, 'ARTIFACT_FLUSH_FAILED');
 
     class BadBoth extends BadClose {
-      protected override writeFile(): number {
+      protected override async writeFile(): Promise<number> {
         throw new Error('EIO: i/o error, write');
       }
     }
     const both = new BadBoth({ name: 'stdout', artifactPath: freshPath(), redactor: new StreamRedactor([]) });
     both.write(b('x'));
-    both.end();
+    (await both.end());
     assert.equal(both.failure?.code, 'ARTIFACT_WRITE_FAILED');
   });
 
-  it('records a real write failure (EFBIG under RLIMIT_FSIZE) in a child process', { skip: process.platform !== 'linux' }, () => {
+  it('records a real write failure (EFBIG under RLIMIT_FSIZE) in a child process', { skip: process.platform !== 'linux' }, async () => {
     const p = freshPath();
     const mod = (rel: string): string => JSON.stringify(pathToFileURL(path.join(here, rel)).href);
     const code = `
@@ -324,7 +325,7 @@ describe('StreamCapture artifacts', () => {
       const cap = new StreamCapture({ name: 'stdout', artifactPath: ${JSON.stringify(p)}, redactor: new StreamRedactor(['s3cr3t']), tailChars: 20 });
       for (let i = 0; i < 64; i++) cap.write(Buffer.from('s3cr3t'.padEnd(1024, '.')));
       cap.write(Buffer.from('tail-end'));
-      const summary = cap.end();
+      const summary = (await cap.end());
       process.stdout.write(JSON.stringify({ summary, failure: cap.failure, size: fs.statSync(${JSON.stringify(p)}).size }));
     `;
     // Node ignores SIGXFSZ, so exceeding the limit surfaces as EFBIG (after one short write).
@@ -351,18 +352,18 @@ describe('StreamCapture artifacts', () => {
 });
 
 describe('artifact directories', () => {
-  it('refuses spawn ids that the supervisor did not generate', () => {
+  it('refuses spawn ids that the supervisor did not generate', async () => {
     for (const bad of ['../etc', 'sp_', `sp_${'A'.repeat(24)}`, `sp_${'0'.repeat(23)}`, `sp_${'0'.repeat(25)}`, `sp_${'0'.repeat(24)}/x`, `xsp_${'0'.repeat(24)}`, `sp_${'0'.repeat(24)}\n`]) {
       assert.throws(() => createArtifactDir(tmp, bad), /spawn id must match/, JSON.stringify(bad));
     }
   });
 
-  it('refuses a relative state directory', () => {
+  it('refuses a relative state directory', async () => {
     assert.throws(() => createArtifactDir('state', freshSpawnId()), /stateDir must be an absolute path/);
     assert.throws(() => createArtifactDir('./state', freshSpawnId()), /absolute/);
   });
 
-  it('creates <stateDir>/artifacts/<spawnId> and refuses to reuse it', () => {
+  it('creates <stateDir>/artifacts/<spawnId> and refuses to reuse it', async () => {
     const stateDir = path.join(tmp, `state-${seq++}`);
     const id = freshSpawnId();
     const d = createArtifactDir(stateDir, id);
@@ -371,7 +372,7 @@ describe('artifact directories', () => {
     assert.throws(() => createArtifactDir(stateDir, id), /EEXIST/);
   });
 
-  it('refuses a symlinked artifacts directory', () => {
+  it('refuses a symlinked artifacts directory', async () => {
     const stateDir = path.join(tmp, `state-${seq++}`);
     fs.mkdirSync(stateDir);
     const elsewhere = path.join(tmp, `elsewhere-${seq++}`);
@@ -381,7 +382,7 @@ describe('artifact directories', () => {
     assert.deepEqual(fs.readdirSync(elsewhere), []);
   });
 
-  it('artifactPath refuses stream paths that would leave the root', () => {
+  it('artifactPath refuses stream paths that would leave the root', async () => {
     const root = path.join(tmp, 'r');
     for (const bad of ['../x', 'a/b', '..', '.', '', 'x\0y']) {
       assert.throws(() => artifactPath({ root, stdout: bad, stderr: 'stderr.log' }, 'stdout'), /plain file name/);
