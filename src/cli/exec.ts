@@ -191,12 +191,13 @@ export function exitStatus(o: TreeOutcome): number {
 }
 
 function describe(o: TreeOutcome): string {
-  const parts = [`supervisor: ${o.reason}`];
-  if (o.reason === 'exited') parts.push(o.signal ? `(signal ${o.signal})` : `(code ${o.exitCode})`);
-  parts.push(`after ${(o.durationMs / 1000).toFixed(2)}s`);
-  if (o.killed.descendants > 0) parts.push(`; killed ${o.killed.descendants} leftover process(es), ${o.killed.escapees} escapee(s)`);
-  if (o.killed.survivors > 0) parts.push(`; ${o.killed.survivors} SURVIVED`);
-  if (o.error) parts.push(`; ${o.error.code}: ${o.error.message}`);
-  if (o.artifacts) parts.push(`; artifacts in ${o.artifacts.root}`);
-  return parts.join(' ');
+  let line = `supervisor: pid ${o.pid} (${o.spawnId}) ${o.reason}`;
+  if (o.reason === 'exited') line += o.signal ? ` (signal ${o.signal})` : ` (code ${o.exitCode})`;
+  line += ` after ${(o.durationMs / 1000).toFixed(2)}s`;
+  const notes: string[] = [];
+  if (o.killed.descendants > 0) notes.push(`killed ${o.killed.descendants} other process(es) of the tree, ${o.killed.escapees} of them escapees`);
+  if (o.killed.survivors > 0) notes.push(`${o.killed.survivors} SURVIVED the kill`);
+  if (o.error) notes.push(`${o.error.code}: ${o.error.message}`);
+  if (o.artifacts) notes.push(`artifacts in ${o.artifacts.root}`);
+  return notes.length > 0 ? `${line}; ${notes.join('; ')}` : line;
 }

@@ -218,7 +218,7 @@ export class LiveTree implements SupervisedTree {
   /** Synchronous KILL of the whole tree, for the process 'exit' handler and a forced shutdown. */
   killSync(): KillReport {
     this.requestStop('cancelled');
-    return killTreeSync({
+    const report = killTreeSync({
       platform: this.ctx.platform,
       tree: this.identity,
       leaderHeld: () => this.leaderHeld,
@@ -226,6 +226,21 @@ export class LiveTree implements SupervisedTree {
       seen: this.seen,
       tally: this.tally,
     });
+    // The process is about to exit: the record must not wait for a run() that will never finish.
+    if (!this.finished) {
+      try {
+        this.ctx.records.finish(this.spawnId, {
+          status: 'cancelled',
+          exitCode: null,
+          signal: 'SIGKILL',
+          endedAt: Date.now(),
+          detail: `forced kill by the supervisor's shutdown: ${report.descendants} descendant(s), ${report.survivors} survivor(s)`,
+        });
+      } catch {
+        // Left `running`: the next start reconciles it.
+      }
+    }
+    return report;
   }
 
   private requestStop(reason: StopReason): void {

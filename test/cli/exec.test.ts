@@ -110,6 +110,35 @@ test('Ctrl-C (SIGINT) cancels the whole tree; exit 130', async () => {
   assert.deepEqual(markedPids(rec.spawn_id), []);
 });
 
+test('a second Ctrl-C does not wait for the grace: the tree is killed at once', async () => {
+  const dir = state();
+  const cli = spawn(process.execPath, [CLI, 'exec', '--grace', '60', '--state-dir', dir, '--', 'sh', '-c', 'trap "" TERM; echo ready; setsid sh -c "trap \\"\\" TERM; sleep 300" & sleep 300'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  cli.stderr.on('data', (c) => (stderr += c));
+  const rec = await waitFor('a running record with 3 marked processes', () => {
+    try {
+      const rows = runningRecords(dir);
+      return rows.length === 1 && markedPids(rows[0].spawn_id).length >= 3 ? rows[0] : null;
+    } catch {
+      return null;
+    }
+  });
+  spawnIds.add(rec.spawn_id);
+  const t0 = Date.now();
+  cli.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(markedPids(rec.spawn_id).length >= 2, 'the first Ctrl-C is graceful: TERM-ignorers wait for the 60 s grace');
+  cli.kill('SIGINT');
+  const code = await new Promise<number | null>((r) => cli.on('exit', (c) => r(c)));
+  assert.equal(code, 130);
+  assert.ok(Date.now() - t0 < 10_000, 'the second Ctrl-C forced the kill');
+  assert.match(stderr, /killing every supervised process now/);
+  await waitFor('the tree to be gone', () => markedPids(rec.spawn_id).length === 0, 5_000);
+  assert.deepEqual(runningRecords(dir), [], 'the forced kill finalized the record');
+});
+
 test('the supervisor killed with SIGKILL mid-run: the next start reconciles and kills the leftovers', async () => {
   const dir = state();
   const cli = spawn(process.execPath, [CLI, 'exec', '--state-dir', dir, '--', 'sh', '-c', 'setsid sleep 300 & sleep 300 & wait'], {

@@ -162,7 +162,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
     });
 
     test('a flood of output is counted exactly, bounded in memory, and written to a 0600 artifact', async () => {
-      const mib = 64;
+      const mib = 256; // hundreds of MB: memory stays bounded, counters stay exact
       const tree = track(sup.spawnTree({ command: process.execPath, args: [fixture('flood.mjs'), String(mib)] }));
       const out = await tree.done;
       assert.equal(out.reason, 'exited');
