@@ -7,6 +7,7 @@ import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
 import { SpawnError } from './errors.js';
 import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
 import { platformFor } from './platform-select.js';
+import { childLedgerInstalled, installChildLedger } from './child-ledger.js';
 import { LiveTree, serializeMarker, type TreeContext } from './supervised-tree.js';
 import { killTreeSync, terminateTree } from './terminate.js';
 import type { SpawnTreeOptions, StartMarker, SupervisedTree, TreeOutcome } from './types.js';
@@ -57,6 +58,7 @@ export class ProcessSupervisor {
     this.stateDir = options.stateDir;
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     this.platform = options.platform ?? platformFor(process.platform);
+    installChildLedger();
     // Subreaper and capability probes happen here, on the main thread.
     this.capabilities = this.platform.init();
     const own = this.platform.startMarker(process.pid);
@@ -83,6 +85,7 @@ export class ProcessSupervisor {
       ownerStartMarker: serializeMarker(this.ownerMarker),
       leaders: () => this.heldLeaders(),
       soleOwner: (self, t) => {
+        if (!childLedgerInstalled()) return false;
         for (const other of this.live) {
           if (other !== self && BigInt(other.startMarker.startTime) <= t) return false;
         }

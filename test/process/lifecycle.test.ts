@@ -5,7 +5,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProcessSupervisor, SpawnError, type SpawnTreeOptions, type SupervisedTree } from '../../src/process/index.js';
 import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
-import { fixture, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { spawn } from 'node:child_process';
+import { alive, fixture, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
 
 const started = new Set<string>();
 
@@ -137,6 +138,20 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
       const out = await tree.stop();
       assert.ok(out.killed.escapees >= 1, `found the unmarked escapee: ${JSON.stringify(out.killed)}`);
       assert.equal(out.killed.survivors, 0);
+    });
+
+    test('a child that other code in the supervisor spawned is never claimed as an orphan', async () => {
+      const tree = await spawnReady(sup, { command: fixture('clear-env-escapee.sh'), graceMs: 200 });
+      // Started after the tree, a detached direct child with no marker: it looks like an orphan.
+      const bystander = spawn('sleep', ['30'], { detached: true, stdio: 'ignore', env: {} });
+      try {
+        await waitFor('the bystander to run', () => readFileSync(`/proc/${bystander.pid}/cmdline`, 'latin1').startsWith('sleep'));
+        const out = await tree.stop();
+        assert.ok(out.killed.escapees >= 1, 'the real escapee is still found');
+        assert.equal(alive(bystander.pid!), true, 'the bystander was left alone');
+      } finally {
+        bystander.kill('SIGKILL');
+      }
     });
 
     test('a leader that exits at once: its grandchildren are killed and the drain is bounded', async () => {

@@ -6,6 +6,7 @@ import { constants } from 'node:os';
 import * as libc from '../../../native-helpers/libc.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
 import type { StartMarker } from '../types.js';
+import { isDirectChild } from '../child-ledger.js';
 import { bootId, environHas, listPids, readStat, startTimeOf, type ProcStat } from './procfs.js';
 import {
   cgroupEntryWrapper,
@@ -167,7 +168,7 @@ export class LinuxPlatform implements ProcessPlatform {
         inCgroup?.has(pid) ||
         (groupTrusted && (st.pgrp === tree.pgid || st.session === tree.sid)) ||
         environHas(pid, needle) ||
-        (st.ppid === process.pid && tree.claimOrphan?.(BigInt(st.startTime)) === true)
+        (st.ppid === process.pid && !isDirectChild(pid) && tree.claimOrphan?.(BigInt(st.startTime)) === true)
       ) {
         members.set(pid, st);
       } else {
