@@ -26,6 +26,7 @@ import {
   moveIntoCgroup,
   removeCgroup,
 } from '../process/linux/cgroup.js';
+import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
 
 export interface DoctorEntry {
   ok: boolean;
@@ -385,18 +386,7 @@ function parentOf(pid: number): number | undefined {
 }
 
 function pidsWithMarker(marker: string): number[] {
-  if (process.platform !== 'linux') return [];
-  const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${marker}\0`);
-  const out: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${name}/environ`).includes(needle)) out.push(Number(name));
-    } catch {
-      // Gone, or not ours to read.
-    }
-  }
-  return out;
+  return process.platform === 'linux' ? pidsWithSpawnMarker(marker) : [];
 }
 
 function outcomeText(r: ChildOutcome): string {

@@ -1,22 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
+import { markedPids } from '../helpers/procs.js';
 import { DOCTOR_MECHANISMS, DOCTOR_PROBE_MARKER_PREFIX, formatDoctor, runDoctor, runDoctorCommand } from '../../src/cli/doctor.js';
 
 /** Live processes whose SUPERVISOR_SPAWN_ID is a doctor probe marker of this test process. */
-function probeLeftovers(): number[] {
-  const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${DOCTOR_PROBE_MARKER_PREFIX}-${process.pid}-`);
-  const out: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${name}/environ`).includes(needle)) out.push(Number(name));
-    } catch {
-      // Gone or unreadable.
-    }
-  }
-  return out;
-}
+const probeLeftovers = (): number[] => markedPids(`${DOCTOR_PROBE_MARKER_PREFIX}-${process.pid}-`, { prefix: true });
 
 test('runDoctor reports the mechanisms known to work here and leaves no probe child behind', { skip: process.platform !== 'linux' && 'the doctor probes are measured on Linux' }, async () => {
   const report = await runDoctor();

@@ -1,5 +1,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { markedPids } from '../helpers/procs.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -33,20 +34,7 @@ function newSpawnId(): string {
   return `sp_${randomBytes(12).toString('hex')}`;
 }
 
-/** Pids whose environment carries exactly this marker (zombies have an empty environ). */
-function pidsWithMarker(marker: string): number[] {
-  const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${marker}\0`);
-  const out: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${name}/environ`).includes(needle)) out.push(Number(name));
-    } catch {
-      // Gone or not readable: not ours to worry about.
-    }
-  }
-  return out;
-}
+const pidsWithMarker = (marker: string): number[] => markedPids(marker);
 
 function killMarked(marker: string): void {
   for (const pid of pidsWithMarker(marker)) {

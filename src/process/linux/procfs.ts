@@ -91,3 +91,9 @@ export function environHas(pid: number, needle: Buffer): boolean {
 export function ticksStartedBefore(a: string, b: string): boolean {
   return BigInt(a) < BigInt(b);
 }
+
+/** Live-or-zombie pids whose initial environment holds SUPERVISOR_SPAWN_ID=<value> exactly. */
+export function pidsWithSpawnMarker(value: string): number[] {
+  const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${value}`);
+  return listPids().filter((pid) => pid !== process.pid && environHas(pid, needle));
+}
