@@ -1,20 +1,13 @@
 // ffi-rs bindings to the few libc calls the Linux process layer needs.
 // Load on the main thread only: ffi-rs crashes the process when a worker that loaded it exits.
-import { isMainThread } from 'node:worker_threads';
-import { createRequire } from 'node:module';
+import { NativeHelperError, openLibrary, type FfiModule } from './ffi.js';
 
 export interface SyscallResult {
   value: number;
   errno: number;
 }
 
-export class NativeHelperError extends Error {
-  readonly code = 'NATIVE_HELPER_UNAVAILABLE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'NativeHelperError';
-  }
-}
+export { NativeHelperError };
 
 export const PR_SET_CHILD_SUBREAPER = 36;
 export const PR_GET_CHILD_SUBREAPER = 37;
@@ -25,36 +18,17 @@ export const ESRCH = 3;
 export const ECHILD = 10;
 export const EINTR = 4;
 
-type FfiModule = typeof import('ffi-rs');
 interface LoadedLibc {
   ffi: FfiModule;
 }
 
-let loaded: LoadedLibc | undefined;
-let loadError: Error | undefined;
-
 function libc(): LoadedLibc {
-  if (loaded) return loaded;
-  if (loadError) throw loadError;
-  if (!isMainThread) {
-    // Refuse rather than crash: see the header comment.
-    loadError = new NativeHelperError('native-helpers/libc: ffi-rs may only be loaded on the main thread');
-    throw loadError;
-  }
   if (process.platform !== 'linux' && process.platform !== 'darwin') {
-    loadError = new NativeHelperError(`native-helpers/libc: libc bindings are for Linux and macOS, not ${process.platform}`);
-    throw loadError;
+    throw new NativeHelperError(`native-helpers/libc: libc bindings are for Linux and macOS, not ${process.platform}`);
   }
-  try {
-    const require = createRequire(import.meta.url);
-    const ffi = require('ffi-rs') as FfiModule;
-    ffi.open({ library: 'libc', path: '' });
-    loaded = { ffi };
-    return loaded;
-  } catch (cause) {
-    loadError = new NativeHelperError('native-helpers/libc: could not load ffi-rs (is the optional platform binary installed?)', { cause });
-    throw loadError;
-  }
+  // On macOS libc lives in libSystem; an empty path means the process's own symbols on Linux.
+  const path = process.platform === 'darwin' ? '/usr/lib/libSystem.B.dylib' : '';
+  return { ffi: openLibrary('native-helpers/libc', 'libc', path) };
 }
 
 function call(funcName: string, paramsType: number[], paramsValue: unknown[], retType?: number): SyscallResult {

@@ -30,6 +30,8 @@ export interface PreparedSpawn {
   command: string;
   args: string[];
   cgroup: string | null;
+  /** Give the child Node's IPC channel as an extra stdio entry (the Windows job launcher waits on it). */
+  ipc?: boolean;
 }
 
 export interface PlatformCapabilities {
@@ -51,6 +53,11 @@ export interface ProcessPlatform {
   isSameProcess(pid: number, marker: StartMarker): boolean;
   /** Wraps the command so it enters its own control group (where one exists) before it runs. */
   prepareSpawn(spawnId: string, command: string, args: readonly string[]): PreparedSpawn;
+  /**
+   * Called synchronously once spawn() returned a pid, before the child may run the command (the
+   * Windows launcher waits for it). Throws to refuse the tree; the caller then kills the child.
+   */
+  adopt?(spawnId: string, child: import('node:child_process').ChildProcess): void;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /** One signal round to the whole tree, every bare pid verified first. Returns the live members found. */

@@ -121,21 +121,33 @@ export class LiveTree implements SupervisedTree {
         cwd,
         env,
         detached: true, // a new session and process group: the tree's own
-        stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
+        stdio: prepared.ipc ? [opts.stdin ?? 'ignore', 'pipe', 'pipe', 'ipc'] : [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (cause) {
-      if (prepared.cgroup) ctx.platform.releaseTree({ cgroup: prepared.cgroup } as TreeIdentity);
+      ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
     }
     child.on('error', (err) => {
       this.spawnFailure ??= err;
     });
     if (child.pid === undefined) {
-      if (prepared.cgroup) ctx.platform.releaseTree({ cgroup: prepared.cgroup } as TreeIdentity);
+      ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
       void this.captures.stdout.end();
       void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: no pid was assigned`);
+    }
+    if (ctx.platform.adopt) {
+      try {
+        ctx.platform.adopt(spawnId, child);
+      } catch (cause) {
+        // The command has not run yet (the launcher waits for adoption): end it and refuse.
+        child.kill('SIGKILL');
+        ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
+        void this.captures.stdout.end();
+        void this.captures.stderr.end();
+        throw new SpawnError('SPAWN_FAILED', `the tree could not be put under supervision: ${(cause as Error).message}`, { cause });
+      }
     }
     this.child = child;
     this.spawnId = spawnId;
@@ -246,6 +258,12 @@ export class LiveTree implements SupervisedTree {
   private requestStop(reason: StopReason): void {
     if (this.finished || this.stopReason !== null) return;
     this.stopReason = reason;
+    // The gentlest step, and on Windows the only graceful one: end of input.
+    try {
+      this.child?.stdin?.end();
+    } catch {
+      // Already closed.
+    }
     this.stopSignal();
   }
 

@@ -1,0 +1,51 @@
+// Loads ffi-rs once, on the main thread only: ffi-rs crashes the process when a worker that
+// loaded it exits, so a worker gets a clear error instead.
+import { isMainThread } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+
+export type FfiModule = typeof import('ffi-rs');
+
+export class NativeHelperError extends Error {
+  readonly code = 'NATIVE_HELPER_UNAVAILABLE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NativeHelperError';
+  }
+}
+
+let ffiModule: FfiModule | undefined;
+let ffiError: Error | undefined;
+const opened = new Map<string, Error | null>();
+
+export function loadFfi(who: string): FfiModule {
+  if (ffiModule) return ffiModule;
+  if (ffiError) throw ffiError;
+  if (!isMainThread) {
+    ffiError = new NativeHelperError(`${who}: ffi-rs may only be loaded on the main thread`);
+    throw ffiError;
+  }
+  try {
+    ffiModule = createRequire(import.meta.url)('ffi-rs') as FfiModule;
+    return ffiModule;
+  } catch (cause) {
+    ffiError = new NativeHelperError(`${who}: could not load ffi-rs (is its binary for ${process.platform}-${process.arch} installed?)`, { cause });
+    throw ffiError;
+  }
+}
+
+/** Opens a native library under `name` once; later calls return the same outcome. */
+export function openLibrary(who: string, name: string, path: string): FfiModule {
+  const ffi = loadFfi(who);
+  const prior = opened.get(name);
+  if (prior === null) return ffi;
+  if (prior) throw prior;
+  try {
+    ffi.open({ library: name, path });
+    opened.set(name, null);
+    return ffi;
+  } catch (cause) {
+    const err = new NativeHelperError(`${who}: could not open ${path || name}`, { cause });
+    opened.set(name, err);
+    throw err;
+  }
+}

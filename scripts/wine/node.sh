@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the Windows node.exe under Wine: scripts/wine/node.sh <node args...>   (setup.sh first)
+# Runs in the current folder (Z:\<cwd> for node.exe); relative and absolute Unix paths both work.
+# - Output: Windows node.exe under Wine 8 cannot write to a Unix pipe (EBADF), so stdout and stderr
+#   go to temporary files that are printed when it ends (not live). Standard input is /dev/null.
+# - Exit code: node.exe's. 124: killed after SUPERVISOR_WINE_TIMEOUT seconds (default 300).
+# - Leaves nothing running: when the last node.sh of the prefix ends, it runs wineserver -k, which
+#   also ends any Windows process a test left behind. SUPERVISOR_WINE_KEEP=1 keeps the wineserver
+#   (faster start for the next run) until scripts/wine/stop.sh.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+
+if [ ! -f "$READY_MARK" ] || [ ! -f "$NODE_EXE" ]; then
+  echo "node.sh: the Wine environment is not ready; run scripts/wine/setup.sh first" >&2
+  exit 2
+fi
+limit=${SUPERVISOR_WINE_TIMEOUT:-300}
+[[ "$limit" =~ ^[0-9]+$ ]] || { echo "node.sh: SUPERVISOR_WINE_TIMEOUT must be whole seconds, not '$limit'" >&2; exit 2; }
+
+export NODE_PATH=$(win_path "$WIN_MODULES")
+out=$(mktemp -d "${TMPDIR:-/tmp}/supervisor-wine.XXXXXX")
+exec 9>"$LOCK_FILE"
+flock -s 9 # shared with other node.sh runs; setup.sh and the final cleanup take it exclusively
+
+# timeout(1) sends TERM to wine64 at the limit and KILL 5 s later; wineserver -k below ends the
+# Windows processes node.exe started (Wine detaches them from their Unix parent).
+timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$out/stdout" 2>"$out/stderr" &
+pid=$!
+stopped=''
+on_signal() { stopped=$1; kill -TERM "$pid" 2>/dev/null; }
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+trap 'on_signal HUP' HUP
+while :; do
+  wait "$pid"; rc=$?
+  kill -0 "$pid" 2>/dev/null || break # a trapped signal interrupts wait: wait again for the end
+done
+trap - INT TERM HUP
+
+cat "$out/stdout"
+cat "$out/stderr" >&2
+rm -rf "$out"
+
+if [ -n "$stopped" ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  [ -n "$stopped" ] && echo "node.sh: stopped by SIG$stopped; ending the prefix's Windows processes" >&2
+  [ -z "$stopped" ] && echo "node.sh: timed out after ${limit}s (SUPERVISOR_WINE_TIMEOUT); ending the prefix's Windows processes" >&2
+  wine_stop
+  rc=124
+elif [ "${SUPERVISOR_WINE_KEEP:-}" != 1 ] && flock -n -x 9; then
+  wine_stop # no other node.sh is using the prefix
+fi
+exit "$rc"

@@ -1,0 +1,33 @@
+// The leader of every supervised tree on Windows. It runs no command until the supervisor has put
+// it into the tree's Job Object and said "go" over the IPC channel, so the command and everything
+// it starts are in the job from their first instruction (no breakaway is allowed).
+// Child-side: imports nothing from the supervisor.
+import { spawn } from 'node:child_process';
+
+const [command, ...args] = process.argv.slice(2);
+let started = false;
+
+if (!command || typeof process.send !== 'function') {
+  process.stderr.write('job-launcher: usage: node job-launcher-entry.js CMD [ARGS...] with an IPC channel\n');
+  process.exit(125);
+}
+
+// If the supervisor dies before "go", the channel closes and nothing is ever started.
+process.on('disconnect', () => {
+  if (!started) process.exit(125);
+});
+
+process.once('message', (m: unknown) => {
+  if (m !== 'go') {
+    process.stderr.write('job-launcher: unexpected control message; refusing to start\n');
+    process.exit(125);
+  }
+  started = true;
+  const child = spawn(command, args, { stdio: 'inherit', windowsHide: true });
+  child.on('error', (err) => {
+    process.stderr.write(`job-launcher: cannot start ${command}: ${err.message}\n`);
+    process.exit(127);
+  });
+  child.on('exit', (code) => process.exit(code ?? 1));
+  process.disconnect();
+});
