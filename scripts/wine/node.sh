@@ -18,6 +18,8 @@ limit=${SUPERVISOR_WINE_TIMEOUT:-300}
 [[ "$limit" =~ ^[0-9]+$ ]] || { echo "node.sh: SUPERVISOR_WINE_TIMEOUT must be whole seconds, not '$limit'" >&2; exit 2; }
 
 export NODE_PATH=$(win_path "$WIN_MODULES")
+export SUPERVISOR_UNDER_WINE=1
+export SUPERVISOR_SQLITE_BINDING=$(win_path "$SQLITE_WIN_BINDING")
 out=$(mktemp -d "${TMPDIR:-/tmp}/supervisor-wine.XXXXXX")
 exec 9>"$LOCK_FILE"
 flock -s 9 # shared with other node.sh runs; setup.sh and the final cleanup take it exclusively

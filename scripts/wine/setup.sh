@@ -66,6 +66,24 @@ else
 fi
 [ -f "$WINE_ROOT/node_modules/ffi-rs/index.js" ] || say "  warning: $WINE_ROOT/node_modules/ffi-rs is missing: run npm ci first"
 
+# 3b. A win32 build of better-sqlite3's native binding for Node 20 (ABI 115). better-sqlite3 itself
+#     downloads it from GitHub on Windows, which is unreachable here; @rocicorp/zero-sqlite3 (an MIT
+#     fork of better-sqlite3 with the same binding API) ships one in its npm tarball. The store
+#     loads it through better-sqlite3's `nativeBinding` option (SUPERVISOR_SQLITE_BINDING).
+if [ -f "$SQLITE_WIN_BINDING" ]; then
+  done_step "win32 SQLite binding already in the cache"
+else
+  say "fetching the win32 SQLite binding (@rocicorp/zero-sqlite3@$SQLITE_WIN_PKG_VERSION, 64 MB tarball)"
+  tmp=$(mktemp -d "$WINE_CACHE/tmp.XXXXXX")
+  tgz=$(cd "$tmp" && npm pack --silent "@rocicorp/zero-sqlite3@$SQLITE_WIN_PKG_VERSION")
+  tar -xzf "$tmp/$tgz" -C "$tmp" package/prebuilds/win32-x64/node.abi115.node
+  mkdir -p "$(dirname "$SQLITE_WIN_BINDING")"
+  mv "$tmp/package/prebuilds/win32-x64/node.abi115.node" "$SQLITE_WIN_BINDING"
+  rm -rf "$tmp"
+  did_work=1
+  done_step "binding at $SQLITE_WIN_BINDING"
+fi
+
 # 4. The prefix, reporting Windows 10 (Node 20 refuses the Windows 7 that Wine 8 reports by default).
 if grep -qs '"Version"="win10"' "$WINEPREFIX/user.reg"; then
   done_step "prefix $WINEPREFIX already set to Windows 10"

@@ -25,8 +25,11 @@ export function openStore(file: string): Database {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   }
   let db: Database;
+  // An operator-supplied prebuilt binding, for platforms where better-sqlite3 could not fetch its
+  // own at install time (the Windows suite under Wine uses this).
+  const nativeBinding = process.env.SUPERVISOR_SQLITE_BINDING;
   try {
-    db = new Sqlite(file);
+    db = nativeBinding ? new Sqlite(file, { nativeBinding }) : new Sqlite(file);
   } catch (cause) {
     throw new StoreError('STORE_OPEN_FAILED', `cannot open the store at ${file}: ${(cause as Error).message}`, { cause });
   }

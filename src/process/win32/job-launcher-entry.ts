@@ -29,5 +29,6 @@ process.once('message', (m: unknown) => {
     process.exit(127);
   });
   child.on('exit', (code) => process.exit(code ?? 1));
-  process.disconnect();
+  // Not from inside the message handler: Node's IPC code still touches the channel after it.
+  setImmediate(() => process.disconnect());
 });

@@ -72,6 +72,12 @@ export class Win32Platform implements ProcessPlatform {
     child.send('go');
   }
 
+  /** Pids in a live tree's job right now (diagnostics and tests); empty when the tree is not ours. */
+  jobPids(spawnId: string): number[] {
+    const state = this.jobs.get(spawnId);
+    return state ? k32.jobProcessIds(state.job) : [];
+  }
+
   members(tree: TreeIdentity, _leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {
     const state = this.jobs.get(tree.spawnId);
     const live: TreeMember[] = [];
