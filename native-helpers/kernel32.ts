@@ -137,12 +137,6 @@ export function waitForSingleObject(h: bigint, ms: number): number {
   return call<number>('WaitForSingleObject', U32, [BigIntT, U32], [h, ms]).value;
 }
 
-export function isProcessInJob(process: bigint, job: bigint): boolean {
-  const result = Buffer.alloc(4);
-  const r = call<number>('IsProcessInJob', I32, [BigIntT, BigIntT, U8Array], [process, job, result]);
-  return r.value !== 0 && result.readInt32LE(0) !== 0;
-}
-
 /** True when kernel32 can be loaded here (Windows with ffi-rs's win32 binary). */
 export function kernel32Available(): boolean {
   try {

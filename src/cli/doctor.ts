@@ -26,12 +26,15 @@ import {
   moveIntoCgroup,
   removeCgroup,
 } from '../process/linux/cgroup.js';
+import { probeJobObjects, probeLibproc } from './doctor-platform-probes.js';
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
 
 export interface DoctorEntry {
   ok: boolean;
   detail: string;
   version?: string;
+  /** False when the mechanism belongs to another OS; such entries are not findings. */
+  applicable?: boolean;
 }
 
 export const DOCTOR_MECHANISMS = [
@@ -44,9 +47,26 @@ export const DOCTOR_MECHANISMS = [
   'unshare',
   'nodePermissionModel',
   'sqlite',
+  'jobObjects',
+  'libproc',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
+
+/** Where each mechanism applies; elsewhere the doctor says so instead of reporting it missing. */
+const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
+  platform: 'all',
+  ffi: 'all',
+  subreaper: ['linux'],
+  pidfd: ['linux'],
+  cgroupV2: ['linux'],
+  bubblewrap: ['linux'],
+  unshare: ['linux'],
+  nodePermissionModel: 'all',
+  sqlite: 'all',
+  jobObjects: ['win32'],
+  libproc: ['darwin'],
+};
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to every probe child; the full value adds our pid and a nonce. */
 export const DOCTOR_PROBE_MARKER_PREFIX = 'doctor-probe';
@@ -72,12 +92,18 @@ export async function runDoctor(): Promise<DoctorReport> {
     unshare: probeUnshare,
     nodePermissionModel: probeNodePermission,
     sqlite: probeSqlite,
+    jobObjects: (c) => probeJobObjects(c.marker),
+    libproc: () => probeLibproc(),
   };
   const report = {} as DoctorReport;
   try {
     // One at a time: probes share this process (subreaper flag, ffi) and should not disturb each other.
     for (const name of DOCTOR_MECHANISMS) {
-      report[name] = await bounded(name, () => probes[name](ctx));
+      const where = APPLIES[name];
+      report[name] =
+        where === 'all' || where.includes(process.platform)
+          ? await bounded(name, () => probes[name](ctx))
+          : { ok: false, applicable: false, detail: `not applicable on ${process.platform} (${where.join(', ')} only)` };
     }
   } finally {
     await cleanup(ctx);
@@ -104,7 +130,13 @@ function probePlatform(): DoctorEntry {
   return { ok: true, detail, version: process.version };
 }
 
-function probeFfi(): DoctorEntry {
+async function probeFfi(): Promise<DoctorEntry> {
+  if (process.platform === 'win32') {
+    const { kernel32Available } = await import('../../native-helpers/kernel32.js');
+    return kernel32Available()
+      ? { ok: true, detail: 'ffi-rs loads and binds kernel32 on the main thread' }
+      : { ok: false, detail: 'ffi-rs or kernel32 could not be loaded (is the ffi-rs win32 binary installed?)' };
+  }
   return libcAvailable()
     ? { ok: true, detail: 'ffi-rs loads and binds libc on the main thread' }
     : { ok: false, detail: 'ffi-rs or libc could not be loaded (is the optional ffi-rs platform binary installed?)' };
@@ -242,7 +274,8 @@ function probeSqlite(): DoctorEntry {
   } catch (err) {
     return { ok: false, detail: `better-sqlite3 does not load (run npm ci; 12.x is needed on Node 20): ${errText(err)}` };
   }
-  const db = new Database(':memory:');
+  const nativeBinding = process.env.SUPERVISOR_SQLITE_BINDING;
+  const db = nativeBinding ? new Database(':memory:', { nativeBinding }) : new Database(':memory:');
   try {
     const row = db.prepare('select sqlite_version() as v').get() as { v: string };
     const pkg = require('better-sqlite3/package.json') as { version: string };
@@ -408,7 +441,7 @@ function errText(err: unknown): string {
 export function formatDoctor(r: DoctorReport): string {
   const rows = DOCTOR_MECHANISMS.map((name) => {
     const e = r[name];
-    return { mark: e.ok ? '✓' : '✗', name, version: e.version ?? '', detail: e.detail };
+    return { mark: e.applicable === false ? '·' : e.ok ? '✓' : '✗', name, version: e.version ?? '', detail: e.detail };
   });
   const nameW = Math.max(...rows.map((x) => x.name.length));
   const verW = Math.max(...rows.map((x) => x.version.length));
@@ -420,8 +453,10 @@ export function formatDoctor(r: DoctorReport): string {
 
 const DOCTOR_HELP = `usage: supervisor doctor [--json]
 
-Tries each isolation mechanism on this machine (ffi, subreaper, pidfd, cgroup v2, bubblewrap,
-unshare, Node permission model, SQLite) and reports which work. Exit code 0 whenever the report
+Tries each isolation mechanism on this machine and reports which work: on Linux ffi-rs, subreaper,
+pidfd, cgroup v2, bubblewrap, unshare; on Windows Job Objects through kernel32; on macOS libproc
+(or the ps fallback); everywhere Node's permission model and SQLite. Mechanisms of another OS
+are shown as not applicable. Exit code 0 whenever the report
 was produced: a missing mechanism is a finding, not an error.
 
   --json   print the report as JSON

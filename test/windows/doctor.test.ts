@@ -1,0 +1,16 @@
+// `supervisor doctor` on Windows (here under Wine): it finds Job Objects by trying them, and
+// shows the Linux and macOS mechanisms as not applicable rather than missing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+const SKIP = process.platform === 'win32' ? false : `Windows only (process.platform is ${process.platform}); run it under Wine with npm run test:windows`;
+
+test('doctor reports the Windows mechanisms it finds', { skip: SKIP, timeout: 60_000 }, async () => {
+  const { runDoctor, formatDoctor } = await import('../../src/cli/doctor.js');
+  const report = await runDoctor();
+  for (const name of ['ffi', 'jobObjects', 'sqlite'] as const) assert.equal(report[name].ok, true, `${name}: ${report[name].detail}`);
+  for (const name of ['subreaper', 'pidfd', 'cgroupV2', 'libproc'] as const) assert.equal(report[name].applicable, false, name);
+  const text = formatDoctor(report);
+  assert.match(text, /✓ jobObjects/);
+  assert.doesNotMatch(text, /not available here: .*subreaper/);
+});
