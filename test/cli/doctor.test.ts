@@ -20,7 +20,7 @@ test('runDoctor reports the mechanisms known to work here and leaves no probe ch
   assert.deepEqual(probeLeftovers(), [], 'a doctor probe child is still alive');
 
   const text = formatDoctor(report);
-  for (const name of DOCTOR_MECHANISMS) assert.match(text, new RegExp(`^[✓✗] ${name} `, 'm'));
+  for (const name of DOCTOR_MECHANISMS) assert.match(text, new RegExp(`^[✓✗·] ${name} `, 'm'));
 });
 
 test('runDoctorCommand: bad usage exits 2 naming the flag; --help exits 0', async () => {
