@@ -75,7 +75,7 @@ export interface ProcessPlatform {
 export class PlatformNotImplementedError extends Error {
   readonly code = 'PLATFORM_NOT_IMPLEMENTED';
   constructor(platform: string, what: string) {
-    super(`${what} is not implemented on ${platform} yet: the supervisor's lifecycle layer runs on Linux today (macOS and Windows are pending)`);
+    super(`${what} is not implemented on ${platform}: the supervisor's lifecycle layer supports Linux, macOS and Windows`);
     this.name = 'PlatformNotImplementedError';
   }
 }
