@@ -1,0 +1,31 @@
+// `supervisor exec` on Windows (here under Wine): a tree-safe timeout through a Job Object.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SKIP = process.platform === 'win32' ? false : `Windows only (process.platform is ${process.platform}); run it under Wine with npm run test:windows`;
+const CLI = fileURLToPath(new URL('../../../bin/supervisor.js', import.meta.url));
+const TREE = fileURLToPath(new URL('../../../test/fixtures/node-tree.mjs', import.meta.url));
+
+test('exec --timeout kills a three-level tree on Windows and returns 124', { skip: SKIP, timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'supervisor-win-exec-'));
+  try {
+    const r = spawnSync(process.execPath, [CLI, 'exec', '--json', '--timeout', '3', '--grace', '0.3', '--state-dir', dir, '--', process.execPath, TREE, '3', '--ignore-stdin-end'], {
+      encoding: 'utf8',
+      timeout: 50_000,
+    });
+    assert.equal(r.status, 124, r.stderr);
+    const out = JSON.parse(r.stdout.trim());
+    assert.equal(out.reason, 'timeout');
+    assert.equal(out.killed.survivors, 0);
+    assert.ok(out.killed.descendants >= 3, `the launcher's descendants were killed: ${JSON.stringify(out.killed)}`);
+    const pids = [...out.stdout.tail.matchAll(/pid (\d+)/g)].map((m: RegExpMatchArray) => Number(m[1]));
+    assert.equal(pids.length, 3);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
