@@ -1,46 +1,23 @@
 // /proc helpers for the benchmarks: find processes by their SUPERVISOR_SPAWN_ID marker (the logic
 // of test/helpers/procs.ts, copied so bench/ does not depend on test/), kill leftovers by pid, reap
 // orphans this process adopted as a child subreaper, and a final sweep for every marker we used.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as libc from '../native-helpers/libc.js';
+import { listPids, readStat, type ProcStat } from '../src/process/linux/procfs.js';
 
 export const MARKER_VAR = 'SUPERVISOR_SPAWN_ID';
 
-export interface Stat {
-  pid: number;
-  state: string;
-  ppid: number;
-  pgrp: number;
-  session: number;
-  startTime: string;
-}
-
-export function readStat(pid: number): Stat | null {
-  let s: string;
-  try {
-    s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return null;
-  }
-  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  if (f[0] === undefined || f[19] === undefined) return null;
-  return { pid, state: f[0], ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), startTime: f[19] };
-}
+// The supervisor's own /proc parsing: the bench measures the supervisor, it need not re-derive it.
+export type Stat = ProcStat;
+export { readStat };
 
 export function alive(pid: number): boolean {
   const s = readStat(pid)?.state;
   return s !== undefined && s !== 'Z' && s !== 'X';
 }
 
-function numericPids(): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    const c = name.charCodeAt(0);
-    if (c >= 48 && c <= 57) out.push(Number(name));
-  }
-  return out;
-}
+const numericPids = listPids;
 
 /** The marker value in a process's environment, or null (unreadable, zombie, none). */
 export function markerOf(pid: number): string | null {

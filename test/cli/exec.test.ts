@@ -41,6 +41,18 @@ function runningRecords(stateDir: string): any[] {
   }
 }
 
+/** Waits until the CLI's store shows one running tree with at least `min` live marked processes. */
+function waitForRunningTree(dir: string, min: number): Promise<any> {
+  return waitFor(`a running record with ${min} marked processes`, () => {
+    try {
+      const rows = runningRecords(dir);
+      return rows.length === 1 && markedPids(rows[0].spawn_id).length >= min ? rows[0] : null;
+    } catch {
+      return null; // the store does not exist yet
+    }
+  });
+}
+
 test('exec --timeout 2 kills a tree with a setsid escapee and returns 124 after about 2 s', () => {
   const r = execJson(['--timeout', '2', '--', 'sh', '-c', 'setsid sleep 60 & sleep 60'], state());
   assert.equal(r.status, 124);
@@ -93,14 +105,7 @@ test('Ctrl-C (SIGINT) cancels the whole tree; exit 130', async () => {
   });
   let stdout = '';
   cli.stdout.on('data', (c) => (stdout += c));
-  const rec = await waitFor('a running record', () => {
-    try {
-      const rows = runningRecords(dir);
-      return rows.length === 1 && markedPids(rows[0].spawn_id).length >= 2 ? rows[0] : null;
-    } catch {
-      return null;
-    }
-  });
+  const rec = await waitForRunningTree(dir, 2);
   spawnIds.add(rec.spawn_id);
   cli.kill('SIGINT');
   const code = await new Promise<number | null>((r) => cli.on('exit', (c) => r(c)));
@@ -117,14 +122,7 @@ test('a second Ctrl-C does not wait for the grace: the tree is killed at once', 
   });
   let stderr = '';
   cli.stderr.on('data', (c) => (stderr += c));
-  const rec = await waitFor('a running record with 3 marked processes', () => {
-    try {
-      const rows = runningRecords(dir);
-      return rows.length === 1 && markedPids(rows[0].spawn_id).length >= 3 ? rows[0] : null;
-    } catch {
-      return null;
-    }
-  });
+  const rec = await waitForRunningTree(dir, 3);
   spawnIds.add(rec.spawn_id);
   const t0 = Date.now();
   cli.kill('SIGINT');
@@ -144,14 +142,7 @@ test('the supervisor killed with SIGKILL mid-run: the next start reconciles and 
   const cli = spawn(process.execPath, [CLI, 'exec', '--state-dir', dir, '--', 'sh', '-c', 'setsid sleep 300 & sleep 300 & wait'], {
     stdio: ['ignore', 'ignore', 'ignore'],
   });
-  const rec = await waitFor('a running record with 3 marked processes', () => {
-    try {
-      const rows = runningRecords(dir);
-      return rows.length === 1 && markedPids(rows[0].spawn_id).length === 3 ? rows[0] : null;
-    } catch {
-      return null;
-    }
-  });
+  const rec = await waitForRunningTree(dir, 3);
   spawnIds.add(rec.spawn_id);
   const leftovers = markedPids(rec.spawn_id);
   cli.kill('SIGKILL');
