@@ -1,0 +1,71 @@
+// The terminal builtin (foreground): one shell command as a supervised process tree, with an
+// allowlisted environment and a cwd that must stay inside the workspace.
+import type { ProcessSupervisor, TreeOutcome } from '../../process/index.js';
+import { allowlistedEnv } from '../../process/child-env.js';
+import { resolveInsideWorkspace } from './workspace-path.js';
+
+export interface TerminalInput {
+  command: string;
+  cwd?: string;
+  /** Seconds; clamped by the effect's deadline. */
+  timeout?: number;
+}
+
+export interface TerminalRun {
+  /** What the audit view records: the actual cwd, the shell, the environment's keys (never values). */
+  audit: { cwd: string; shell: string; envKeys: string[]; command: string };
+  outcome: TreeOutcome;
+}
+
+export interface TerminalContext {
+  supervisor: ProcessSupervisor;
+  workspace: string;
+  /** Milliseconds left before the effect's deadline. */
+  deadlineMs: number;
+  signal: AbortSignal;
+  redact: readonly string[];
+  graceMs?: number;
+}
+
+export const TERMINAL_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    command: { type: 'string', minLength: 1, maxLength: 16_384, description: 'A shell command line.' },
+    cwd: { type: 'string', description: 'Working directory, relative to the workspace (default: the workspace).' },
+    timeout: { type: 'number', minimum: 0.1, maximum: 3600, description: 'Seconds before the whole process tree is stopped.' },
+  },
+  required: ['command'],
+  additionalProperties: false,
+} as const;
+
+export function shellFor(command: string): { file: string; args: string[] } {
+  if (process.platform === 'win32') return { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', command] };
+  return { file: '/bin/sh', args: ['-c', command] };
+}
+
+/** Checks that need no process: run before approval, so a refused cwd never asks the operator. */
+export function preflightTerminal(input: TerminalInput, workspace: string): { cwd: string } {
+  return { cwd: resolveInsideWorkspace(workspace, input.cwd) };
+}
+
+export async function runTerminal(input: TerminalInput, ctx: TerminalContext): Promise<TerminalRun> {
+  const { cwd } = preflightTerminal(input, ctx.workspace);
+  const env = allowlistedEnv();
+  const shell = shellFor(input.command);
+  const wanted = input.timeout !== undefined ? Math.round(input.timeout * 1000) : ctx.deadlineMs;
+  const tree = ctx.supervisor.spawnTree({
+    command: shell.file,
+    args: shell.args,
+    cwd,
+    env,
+    timeoutMs: Math.max(1, Math.min(wanted, ctx.deadlineMs)),
+    graceMs: ctx.graceMs ?? 2_000,
+    redact: ctx.redact,
+    signal: ctx.signal,
+  });
+  const outcome = await tree.done;
+  return {
+    audit: { cwd, shell: shell.file, envKeys: Object.keys(env).sort(), command: input.command },
+    outcome,
+  };
+}
