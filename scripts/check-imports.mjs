@@ -12,7 +12,9 @@ const LAYERS = [
   ['cli'],
   ['runtimes', 'turns'],
   ['effects'],
-  ['catalog', 'policy', 'secrets', 'adapters'],
+  ['catalog', 'secrets', 'adapters'],
+  // The core loader and the policy layer are read by the catalog; neither needs anything above.
+  ['core', 'policy'],
   ['process', 'ipc', 'net', 'store'],
   ['redaction'],
   ['native-helpers'],

