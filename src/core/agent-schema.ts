@@ -1,0 +1,85 @@
+// agent.yaml: who the agent is, which tools it sees, what a session may do, and its model.
+import { z } from 'zod';
+import { approvalPolicy, grantField, httpUrlField, nameField, noDuplicates, relativePathField, riskLevel, secretRef } from './fields.js';
+import { BUILTIN_TOOLSETS } from './names.js';
+
+/** Metadata an agent may express for one tool; the catalog decides whether it only tightens. */
+export const ToolOverrideSchema = z
+  .object({
+    description: z.string().min(1).max(4096).optional(),
+    approval: approvalPolicy.optional(),
+    risk: riskLevel.optional(),
+  })
+  .strict();
+
+/** The global approval policy: a default plus rules keyed by capability pattern. */
+export const ApprovalConfigSchema = z
+  .object({
+    default: approvalPolicy.default('prompt'),
+    rules: z.record(grantField(), approvalPolicy).default({}),
+  })
+  .strict();
+
+const httpUrl = httpUrlField('https://api.example.com/v1', 'use api_key: { secret: NAME }');
+
+const modelOptions = z.record(z.string(), z.unknown()).default({});
+
+/** The model provider: only the shape is checked here; providers validate their own options. */
+export const ModelConfigSchema = z.discriminatedUnion('provider', [
+  z
+    .object({
+      provider: z.literal('scripted'),
+      script: relativePathField('the core', 'script.yaml'),
+    })
+    .strict(),
+  z
+    .object({
+      provider: z.literal('openai-compatible'),
+      model: z.string().min(1).max(256),
+      base_url: httpUrl.optional(),
+      api_key: secretRef.optional(),
+      options: modelOptions,
+    })
+    .strict(),
+  z
+    .object({
+      provider: z.literal('anthropic'),
+      model: z.string().min(1).max(256),
+      base_url: httpUrl.optional(),
+      api_key: secretRef.optional(),
+      options: modelOptions,
+    })
+    .strict(),
+]);
+
+export const LimitsSchema = z
+  .object({
+    max_iterations: z.number().int().positive().optional(),
+    timeout_seconds: z.number().positive().finite().optional(),
+    max_cost_usd: z.number().nonnegative().finite().optional(),
+  })
+  .strict();
+
+export const RUNTIME_TARGETS = ['local', 'claude-code'] as const;
+
+export const AgentConfigSchema = z
+  .object({
+    name: nameField('agent name'),
+    description: z.string().max(4096).default(''),
+    toolsets: z.array(z.enum(BUILTIN_TOOLSETS)).max(16).default([]).superRefine(noDuplicates('toolset')),
+    tools: z.record(nameField('tool name'), ToolOverrideSchema).default({}),
+    grants: z.array(grantField()).max(512).default([]).superRefine(noDuplicates('grant')),
+    approval: ApprovalConfigSchema.default({}),
+    model: ModelConfigSchema.optional(),
+    limits: LimitsSchema.default({}),
+    runtime: z.enum(RUNTIME_TARGETS).default('local'),
+    // Default '.': the core directory itself, so a core works where it is checked out.
+    workspace: z.string().min(1).max(4096).default('.'),
+  })
+  .strict();
+
+export type AgentConfig = z.output<typeof AgentConfigSchema>;
+export type ModelConfig = z.output<typeof ModelConfigSchema>;
+export type ToolOverride = z.output<typeof ToolOverrideSchema>;
+export type ApprovalConfig = z.output<typeof ApprovalConfigSchema>;
+export type RuntimeTarget = (typeof RUNTIME_TARGETS)[number];

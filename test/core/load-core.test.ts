@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { BUILTIN_TOOLSETS, computeRevision, loadCore } from '../../src/core/index.js';
+import { makeCore, makeTempDir, removeTempCores, toolFiles, writeFiles } from './temp-core.js';
+
+// dist/test/core -> project root
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const exampleCore = path.join(root, 'examples', 'core');
+
+after(removeTempCores);
+
+function copyDir(from: string, to: string): void {
+  fs.cpSync(from, to, { recursive: true });
+}
+
+describe('the example core', () => {
+  it('loads with its tool, its MCP declaration and its script', async () => {
+    const snap = await loadCore(exampleCore);
+    assert.equal(snap.dir, fs.realpathSync(exampleCore));
+    assert.equal(snap.workspace, snap.dir, "workspace defaults to '.', the core itself");
+    assert.equal(snap.agent.name, 'example');
+    assert.deepEqual(snap.agent.toolsets, ['terminal']);
+    assert.deepEqual(snap.agent.grants, ['terminal.exec']);
+    assert.equal(snap.agent.approval.default, 'prompt');
+    assert.equal(snap.agent.approval.rules['terminal.exec'], 'auto');
+    assert.deepEqual(snap.agent.model, { provider: 'scripted', script: 'script.yaml' });
+    assert.deepEqual(snap.tools.map((t) => t.name), ['word_count']);
+    const tool = snap.tools[0]!;
+    assert.equal(tool.capability, 'tool.call:word_count');
+    assert.equal(tool.source.entry, 'agent/tools/word_count/index.mjs');
+    assert.match(tool.source.entrySha256, /^[0-9a-f]{64}$/);
+    assert.deepEqual(snap.mcp.map((m) => m.name), ['memory']);
+    const memory = snap.mcp[0]!;
+    assert.equal(memory.transport.type, 'stdio');
+    assert.equal(memory.resolvedCwd, snap.workspace);
+    assert.equal(memory.connect_timeout_seconds, 30);
+    const script = snap.modelScript;
+    assert.ok(script !== null);
+    assert.ok(script.turns.length >= 3);
+    const commands = script.turns.flatMap((t) => t.tool_calls ?? []).map((c) => c.arguments.command);
+    assert.deepEqual(commands, ['echo hello', 'ls', 'uname -a']);
+    assert.equal(script.turns[script.turns.length - 1]!.tool_calls, undefined);
+    assert.deepEqual(snap.files.map((f) => f.path), [
+      'agent.yaml',
+      'agent/mcp/memory.yaml',
+      'agent/tools/word_count/index.mjs',
+      'agent/tools/word_count/tool.yaml',
+      'script.yaml',
+    ]);
+    assert.equal(snap.revision, computeRevision(snap.files));
+  });
+
+  it('is deeply frozen', async () => {
+    const snap = await loadCore(exampleCore);
+    for (const o of [snap, snap.agent, snap.agent.grants, snap.agent.approval.rules, snap.tools, snap.tools[0]!.input_schema, snap.mcp[0]!.transport, snap.files[0]!, snap.modelScript!.turns[0]!]) {
+      assert.ok(Object.isFrozen(o));
+    }
+    assert.throws(() => {
+      (snap.agent.grants as string[]).push('secret:X');
+    }, TypeError);
+    assert.throws(() => {
+      (snap.tools[0] as { name: string }).name = 'other';
+    }, TypeError);
+  });
+
+  it('exports the builtin toolsets it validates against', () => {
+    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks']);
+  });
+});
+
+describe('the revision', () => {
+  it('is the same across two loads and for a copy of the core elsewhere', async () => {
+    const a = await loadCore(exampleCore);
+    const b = await loadCore(exampleCore);
+    assert.equal(a.revision, b.revision);
+    const copy = path.join(makeTempDir(), 'copy');
+    copyDir(exampleCore, copy);
+    assert.equal((await loadCore(copy)).revision, a.revision);
+  });
+
+  it('changes when any file the loader read changes, and returns when the change is undone', async () => {
+    const copy = path.join(makeTempDir(), 'core');
+    copyDir(exampleCore, copy);
+    const base = await loadCore(copy);
+    const seen = new Set([base.revision]);
+    for (const f of base.files) {
+      const abs = path.join(copy, ...f.path.split('/'));
+      const original = fs.readFileSync(abs);
+      // A trailing newline keeps YAML and code valid while changing the bytes.
+      fs.writeFileSync(abs, Buffer.concat([original, Buffer.from('\n')]));
+      const changed = await loadCore(copy);
+      assert.notEqual(changed.revision, base.revision, `changing ${f.path} must change the revision`);
+      assert.ok(!seen.has(changed.revision), `${f.path}: each change gives its own revision`);
+      seen.add(changed.revision);
+      fs.writeFileSync(abs, original);
+      assert.equal((await loadCore(copy)).revision, base.revision, `restoring ${f.path} restores the revision`);
+    }
+  });
+
+  it('changes when a tool gains a file its code could import, or a file is renamed', async () => {
+    const dir = makeCore(toolFiles('alpha'));
+    const base = await loadCore(dir);
+    writeFiles(dir, { 'agent/tools/alpha/lib/helper.mjs': 'export const x = 1;\n' });
+    const added = await loadCore(dir);
+    assert.notEqual(added.revision, base.revision);
+    assert.ok(added.files.some((f) => f.path === 'agent/tools/alpha/lib/helper.mjs'));
+    fs.renameSync(path.join(dir, 'agent/tools/alpha/lib/helper.mjs'), path.join(dir, 'agent/tools/alpha/lib/helper2.mjs'));
+    assert.notEqual((await loadCore(dir)).revision, added.revision);
+  });
+
+  it('does not change with mtimes, unread files or another workspace', async () => {
+    const copy = path.join(makeTempDir(), 'core');
+    copyDir(exampleCore, copy);
+    const base = await loadCore(copy);
+    const past = new Date(Date.now() - 86_400_000);
+    for (const f of base.files) fs.utimesSync(path.join(copy, ...f.path.split('/')), past, past);
+    writeFiles(copy, { 'README.md': 'not part of the core\n', 'notes/todo.txt': 'x\n', 'agent/mcp/.gitkeep': '' });
+    const again = await loadCore(copy);
+    assert.equal(again.revision, base.revision);
+    const ws = makeTempDir('ws-');
+    const elsewhere = await loadCore(copy, { workspace: ws });
+    assert.equal(elsewhere.workspace, fs.realpathSync(ws));
+    assert.equal(elsewhere.revision, base.revision);
+    assert.equal(elsewhere.mcp[0]!.resolvedCwd, fs.realpathSync(ws));
+  });
+});
+
+describe('workspace and defaults', () => {
+  it("applies the documented defaults to a minimal core", async () => {
+    const snap = await loadCore(makeCore());
+    assert.deepEqual(
+      { ...snap.agent },
+      { name: 'test-agent', description: '', toolsets: [], tools: {}, grants: [], approval: { default: 'prompt', rules: {} }, limits: {}, runtime: 'local', workspace: '.' },
+    );
+    assert.deepEqual(snap.tools, []);
+    assert.deepEqual(snap.mcp, []);
+    assert.equal(snap.modelScript, null);
+  });
+
+  it('resolves a relative agent.yaml workspace against the core, and applies tool defaults', async () => {
+    const parent = makeTempDir();
+    fs.mkdirSync(path.join(parent, 'ws'));
+    const dir = path.join(parent, 'core');
+    writeFiles(dir, { 'agent.yaml': 'name: a\nworkspace: ../ws\n', ...toolFiles('beta') });
+    const snap = await loadCore(dir);
+    assert.equal(snap.workspace, fs.realpathSync(path.join(parent, 'ws')));
+    const t = snap.tools[0]!;
+    assert.equal(t.approval, 'prompt');
+    assert.equal(t.risk, 'medium');
+    assert.equal(t.entry, 'index.mjs');
+    assert.deepEqual(t.isolation, { tier: 'process', network: false, read: [] });
+  });
+
+  it('accepts symlinks that stay inside the core', async () => {
+    const dir = makeCore({ ...toolFiles('gamma'), 'agent/tools/gamma/lib/impl.mjs': 'export async function handler() { return 1; }\n' });
+    fs.rmSync(path.join(dir, 'agent/tools/gamma/index.mjs'));
+    fs.symlinkSync('lib/impl.mjs', path.join(dir, 'agent/tools/gamma/index.mjs'));
+    const snap = await loadCore(dir);
+    const impl = snap.files.find((f) => f.path === 'agent/tools/gamma/lib/impl.mjs');
+    assert.equal(snap.tools[0]!.source.entrySha256, impl?.sha256);
+  });
+
+  it('applies the name rule through a symlinked tool directory', async () => {
+    const dir = makeCore(toolFiles('gamma'));
+    fs.symlinkSync(path.join(dir, 'agent/tools/gamma'), path.join(dir, 'agent/tools/delta'));
+    await assert.rejects(loadCore(dir), /agent\/tools\/delta\/tool\.yaml:1:7: name: 'gamma' differs from the directory name 'delta'/);
+  });
+});
