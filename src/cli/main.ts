@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { runExec } from './exec.js';
 import { runDoctorCommand } from './doctor.js';
 import { runReconcile } from './reconcile.js';
+import { runAudit } from './audit.js';
 import { UsageError } from './usage.js';
 
 export const MAIN_HELP = `Usage: supervisor <command> [options]
@@ -13,6 +14,8 @@ Commands:
   exec [options] -- CMD [ARGS...]   run one command as a supervised process tree (a tree-safe timeout)
   doctor [--json]                   report which isolation mechanisms work on this machine
   reconcile [--json]                kill trees left behind by a supervisor that died
+  audit verify [--session ID] [--json]
+                                    check the hash chains of the audit log (exit 1 if broken)
   run <core>                        run an agent core (not implemented yet)
 
 Run "supervisor <command> --help" for the options of one command.
@@ -43,6 +46,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runDoctorCommand(rest);
       case 'reconcile':
         return await runReconcile(rest);
+      case 'audit':
+        return await runAudit(rest);
       case 'run':
         process.stderr.write('supervisor run: not implemented yet — the core loader, catalog and EffectRuntime come with a later release; use `supervisor exec` for one supervised command\n');
         return 3;

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { type ApprovalPolicy, parseApprovalPolicy } from './approval-policy.js';
 import { ApprovalKeyError } from './errors.js';
+import { canonicalJson as storeCanonicalJson } from '../store/canonical-json.js';
 
 /** JSON data with no undefined, no non-finite numbers, no class instances. */
 export type CanonicalValue = string | number | boolean | null | readonly CanonicalValue[] | { readonly [key: string]: CanonicalValue };
@@ -46,37 +47,15 @@ export interface ApprovalKey {
 }
 
 const KEY_VERSION = 'approval-key/v1';
-const MAX_DEPTH = 16;
 const DIGEST = /^[0-9a-f]{64}$/;
 
 /** Canonical JSON of a value; throws ApprovalKeyError naming the path of anything non-canonical. */
-export function canonicalJson(value: unknown, path = '$'): string {
-  return encode(value, path, 0);
-}
-
-function encode(value: unknown, path: string, depth: number): string {
-  if (depth > MAX_DEPTH) throw new ApprovalKeyError(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the action target`);
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'number':
-      if (!Number.isFinite(value)) throw new ApprovalKeyError(`${path}: ${value} is not a finite number; use a string`);
-      return JSON.stringify(value);
-    case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v, i) => encode(v, `${path}[${i}]`, depth + 1)).join(',')}]`;
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) {
-        throw new ApprovalKeyError(`${path}: a ${proto?.constructor?.name ?? 'non-plain'} object is not canonical data; convert it to a plain object or string`);
-      }
-      const record = value as Record<string, unknown>;
-      const keys = Object.keys(record).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${encode(record[k], `${path}.${k}`, depth + 1)}`).join(',')}}`;
-    }
-    default:
-      throw new ApprovalKeyError(`${path}: a ${typeof value} value is not canonical data; use a string, number, boolean, null, array or plain object`);
+/** One canonical form for every hash the supervisor computes: the store's (sorted keys, no whitespace). */
+export function canonicalJson(value: unknown): string {
+  try {
+    return storeCanonicalJson(value);
+  } catch (err) {
+    throw new ApprovalKeyError(`${(err as Error).message}; approval bindings hold strings, numbers, booleans, arrays and plain objects`);
   }
 }
 

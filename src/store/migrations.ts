@@ -32,4 +32,71 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX spawns_status ON spawns(status);
     `,
   },
+  {
+    // Sessions and their audit chain. Every row holds durable (already redacted) views only.
+    // The chain head lives in its own table: a chain alone cannot show that its newest rows were
+    // deleted, the head's count and hash can.
+    version: 2,
+    name: 'sessions-audit',
+    sql: `
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        principal TEXT NOT NULL,
+        core_dir TEXT NOT NULL,
+        core_revision TEXT NOT NULL,
+        runtime TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running','completed','failed','cancelled','interrupted')),
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER
+      );
+      CREATE INDEX sessions_principal ON sessions(principal, created_at);
+      CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('running','completed','failed','cancelled','interrupted')),
+        UNIQUE (session_id, seq)
+      );
+      CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        turn_id TEXT REFERENCES turns(id),
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('system','user','assistant','tool')),
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        key TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        capability TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('allow','deny')),
+        source TEXT NOT NULL,
+        reason TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX approvals_session_key ON approvals(session_id, key, created_at);
+      CREATE TABLE runtime_events (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      ) WITHOUT ROWID;
+      CREATE TABLE chain_heads (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

@@ -9,7 +9,7 @@ const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], {
 test('--help lists every command, and each command answers its own --help', () => {
   const r = run('--help');
   assert.equal(r.status, 0);
-  for (const c of ['exec', 'doctor', 'reconcile', 'run']) {
+  for (const c of ['exec', 'doctor', 'reconcile', 'audit', 'run']) {
     assert.match(r.stdout, new RegExp(`^  ${c}\\b`, 'm'));
   }
   for (const c of ['exec', 'doctor', 'reconcile']) {

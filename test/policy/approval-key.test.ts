@@ -128,12 +128,12 @@ describe('approvalKey', () => {
     assert.throws(() => approvalKey({ ...base, effect: { ref: 'x' } as never }), /effect\.name/);
     assert.throws(() => approvalKey({ ...base, action: { kind: 'x' } as never }), /action\.target is required/);
     assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: { n: Number.NaN } } }), /\$\.action\.target\.n: NaN/);
-    assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: { d: new Date(0) } as never } }), /Date object is not canonical/);
-    assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: { u: undefined } as never } }), /undefined value/);
+    assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: { d: new Date(0) } as never } }), /a Date is not plain JSON/);
+    assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: { u: undefined } as never } }), /undefined is not JSON/);
     const deep: Record<string, unknown> = {};
     let cur = deep;
-    for (let i = 0; i < 40; i++) cur = cur.n = {} as Record<string, unknown>;
-    assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: deep as never } }), /deeper than/);
+    for (let i = 0; i < 600; i++) cur = cur.n = {} as Record<string, unknown>;
+    assert.throws(() => approvalKey({ ...base, action: { kind: 'x', target: deep as never } }), ApprovalKeyError);
   });
 
   it('canonicalJson sorts keys and leaves arrays in order', () => {

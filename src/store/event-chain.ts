@@ -1,0 +1,221 @@
+// The per-session hash chain of runtime events. Each event's hash covers the previous hash and the
+// canonical JSON of {session_id, seq, kind, at, payload}; the chain starts from a genesis hash
+// derived from the session id, so an event cannot be moved to another session or position
+// without its hash changing. The head (newest seq and hash) is written in the same transaction to
+// its own table, so that deleting the newest events leaves a head that says more than remains.
+//
+// Payloads are durable views: callers redact before they call. The store never sees raw secrets.
+import { createHash } from 'node:crypto';
+import type { Database } from './database.js';
+import { canonicalJson, CanonicalJsonError, parseCanonicalJson, type JsonValue } from './canonical-json.js';
+import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from './store-errors.js';
+
+/** A payload larger than this is refused: the durable view is meant to be bounded already. */
+export const MAX_EVENT_PAYLOAD_BYTES = 1024 * 1024;
+/** Event kinds are dotted lower-case names such as `effect.approved` or `session.created`. */
+export const EVENT_KIND_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
+const MAX_KIND_LENGTH = 64;
+
+export interface AppendedEvent {
+  sessionId: string;
+  seq: number;
+  kind: string;
+  at: number;
+  prevHash: string;
+  hash: string;
+}
+
+export interface StoredEvent extends AppendedEvent {
+  /** The durable view as it was appended. */
+  payload: JsonValue;
+}
+
+export interface ChainHead {
+  sessionId: string;
+  seq: number;
+  hash: string;
+  updatedAt: number;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** The prev_hash of a session's first event. */
+export function genesisHash(sessionId: string): string {
+  return sha256(`genesis:${sessionId}`);
+}
+
+/**
+ * canonical({session_id, seq, kind, at, payload}) spelled out: the keys are already in sorted
+ * order and `payloadJson` is canonical, so no second serialization of the payload is needed.
+ */
+export function eventEnvelope(sessionId: string, seq: number, kind: string, at: number, payloadJson: string): string {
+  return `{"at":${JSON.stringify(at)},"kind":${JSON.stringify(kind)},"payload":${payloadJson},"seq":${JSON.stringify(seq)},"session_id":${JSON.stringify(sessionId)}}`;
+}
+
+/** hash = sha256(prev_hash + "\n" + canonical({session_id, seq, kind, at, payload})), lower-case hex. */
+export function eventHash(prevHash: string, sessionId: string, seq: number, kind: string, at: number, payloadJson: string): string {
+  return sha256(`${prevHash}\n${eventEnvelope(sessionId, seq, kind, at, payloadJson)}`);
+}
+
+interface PreparedEvent {
+  kind: string;
+  at: number;
+  payloadJson: string;
+}
+type Append = (sessionId: string, events: readonly PreparedEvent[], opening: boolean) => AppendedEvent[];
+
+// Prepared once per connection: preparing per event would cost more than the insert itself.
+const appenders = new WeakMap<Database, Append>();
+
+function appenderFor(db: Database): Append {
+  const cached = appenders.get(db);
+  if (cached) return cached;
+  const head = db.prepare('SELECT seq, hash FROM chain_heads WHERE session_id = ?');
+  const sessionExists = db.prepare('SELECT 1 FROM sessions WHERE id = ?').pluck();
+  const lastSeq = db.prepare('SELECT MAX(seq) FROM runtime_events WHERE session_id = ?').pluck();
+  const insert = db.prepare('INSERT INTO runtime_events (session_id, seq, kind, at, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const upsertHead = db.prepare(`INSERT INTO chain_heads (session_id, seq, hash, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, updated_at = excluded.updated_at`);
+  const body = (sessionId: string, events: readonly PreparedEvent[], opening: boolean): AppendedEvent[] => {
+    const h = head.get(sessionId) as { seq: number; hash: string } | undefined;
+    let seq: number;
+    let prevHash: string;
+    if (h && !opening) {
+      seq = h.seq;
+      prevHash = h.hash;
+    } else {
+      if (sessionExists.get(sessionId) === undefined) throw new SessionNotFoundError(sessionId);
+      const last = lastSeq.get(sessionId) as number | null;
+      // Only the session's creation opens a chain. A session without a head lost it (or all its
+      // events with it): restarting from the genesis would hide that.
+      if (!opening) throw new ChainInconsistentError(sessionId, last === null ? 'it has no head row and no events (both deleted?)' : `it has events up to seq ${last} but no head row`);
+      if (h || last !== null) throw new ChainInconsistentError(sessionId, 'it was opened already');
+      seq = 0;
+      prevHash = genesisHash(sessionId);
+    }
+    const out: AppendedEvent[] = [];
+    for (const e of events) {
+      seq++;
+      const hash = eventHash(prevHash, sessionId, seq, e.kind, e.at, e.payloadJson);
+      try {
+        insert.run(sessionId, seq, e.kind, e.at, e.payloadJson, prevHash, hash);
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+          throw new ChainInconsistentError(sessionId, `an event with seq ${seq} already exists past the head (seq ${seq - 1})`);
+        }
+        throw err;
+      }
+      out.push({ sessionId, seq, kind: e.kind, at: e.at, prevHash, hash });
+      prevHash = hash;
+    }
+    const last = out[out.length - 1];
+    if (last) upsertHead.run(sessionId, last.seq, last.hash, last.at);
+    return out;
+  };
+  // IMMEDIATE takes the write lock before the head is read, so two processes appending to one
+  // store cannot both extend the same head. Inside a caller's transaction this is a savepoint.
+  const tx = db.transaction(body);
+  const append: Append = (...args) => tx.immediate(...args);
+  appenders.set(db, append);
+  return append;
+}
+
+/** Checks kind and at, serializes the payload canonically; shared with SessionStore's own events. */
+export function prepareEvent(kind: string, payload: unknown, at: number): string {
+  if (typeof kind !== 'string' || kind.length > MAX_KIND_LENGTH || !EVENT_KIND_PATTERN.test(kind)) {
+    throw new StoreInputError('kind', `${JSON.stringify(kind)} is not an event kind; use dotted lower-case words of at most ${MAX_KIND_LENGTH} characters, e.g. "effect.approved"`);
+  }
+  if (!Number.isSafeInteger(at) || at < 0) {
+    throw new StoreInputError('at', `${String(at)} is not a timestamp; pass epoch milliseconds as a non-negative integer`);
+  }
+  let payloadJson: string;
+  try {
+    payloadJson = canonicalJson(payload);
+  } catch (err) {
+    if (err instanceof CanonicalJsonError) {
+      throw new StoreInputError(`payload${err.path.slice(1)}`, `${err.reason} (the payload is the durable view: plain, already redacted JSON)`, { cause: err });
+    }
+    throw err;
+  }
+  const bytes = Buffer.byteLength(payloadJson, 'utf8');
+  if (bytes > MAX_EVENT_PAYLOAD_BYTES) {
+    throw new StoreInputError('payload', `${bytes} bytes of canonical JSON is over the ${MAX_EVENT_PAYLOAD_BYTES}-byte limit; store a bounded durable view (large output belongs in an artifact, referenced by path and digest)`);
+  }
+  return payloadJson;
+}
+
+/**
+ * Appends one event to the session's chain in one transaction: seq = head.seq + 1, prev_hash =
+ * head.hash, then the head moves to the new event. The chain was opened (seq 1, prev_hash =
+ * sha256("genesis:" + sessionId)) by SessionStore.createSession with `session.created`.
+ * `payload` must be the durable view — already redacted; it is hashed and stored as given.
+ * Not principal-scoped: the caller (EffectRuntime, SessionStore) has checked ownership already.
+ * Throws SessionNotFoundError for an unknown session, ChainInconsistentError if the chain was
+ * tampered with so that it cannot be extended, StoreInputError for a bad kind, at or payload.
+ */
+export function appendEvent(db: Database, sessionId: string, kind: string, payload: unknown, at: number = Date.now()): AppendedEvent {
+  const payloadJson = prepareEvent(kind, payload, at);
+  return appenderFor(db)(sessionId, [{ kind, at, payloadJson }], false)[0]!;
+}
+
+/**
+ * Appends several events in one transaction (one commit, one head update): all or none. The
+ * commit is most of an append's cost, so an effect that records several steps should use this.
+ * Same contract as appendEvent; every input is checked before anything is written.
+ */
+export function appendEvents(
+  db: Database,
+  sessionId: string,
+  events: readonly { kind: string; payload: unknown; at?: number }[],
+): AppendedEvent[] {
+  const now = Date.now();
+  const prepared = events.map((e, i) => {
+    try {
+      const at = e.at ?? now;
+      return { kind: e.kind, at, payloadJson: prepareEvent(e.kind, e.payload, at) };
+    } catch (err) {
+      if (err instanceof StoreInputError) throw new StoreInputError(`events[${i}].${err.field}`, err.reason, { cause: err });
+      throw err;
+    }
+  });
+  if (prepared.length === 0) return [];
+  return appenderFor(db)(sessionId, prepared, false);
+}
+
+/**
+ * For SessionStore, which writes a row and its event atomically (inside its own transaction,
+ * which better-sqlite3 turns this one into a savepoint of). `opening` is true only for the
+ * session's first event: it is the one call allowed to start a chain from the genesis hash.
+ */
+export function appendPreparedEvent(db: Database, sessionId: string, kind: string, payloadJson: string, at: number, opening = false): AppendedEvent {
+  return appenderFor(db)(sessionId, [{ kind, at, payloadJson }], opening)[0]!;
+}
+
+/** The session's head row, as stored (verifyChain says whether it can be trusted). */
+export function chainHead(db: Database, sessionId: string): ChainHead | undefined {
+  const r = db.prepare('SELECT seq, hash, updated_at FROM chain_heads WHERE session_id = ?').get(sessionId) as
+    | { seq: number; hash: string; updated_at: number }
+    | undefined;
+  return r && { sessionId, seq: r.seq, hash: r.hash, updatedAt: r.updated_at };
+}
+
+/** Events of one session in seq order, payloads parsed. Not principal-scoped (see SessionStore.listEvents). */
+export function readEvents(db: Database, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): StoredEvent[] {
+  const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 1000)), 10_000);
+  const rows = db
+    .prepare('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+    .all(sessionId, opts.afterSeq ?? 0, limit) as { seq: number; kind: string; at: number; payload: string; prev_hash: string; hash: string }[];
+  return rows.map((r) => {
+    const parsed = parseCanonicalJson(r.payload);
+    return {
+      sessionId,
+      seq: r.seq,
+      kind: r.kind,
+      at: r.at,
+      prevHash: r.prev_hash,
+      hash: r.hash,
+      // A payload that no longer parses is shown as stored text; verifyChain reports it.
+      payload: parsed.ok ? parsed.value : r.payload,
+    };
+  });
+}

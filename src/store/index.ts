@@ -1,0 +1,34 @@
+// The store's public surface for the layers above (effects, turns, cli). Spawn records stay
+// internal to process/, which imports them directly.
+export { openStore, StoreError, type Database } from './database.js';
+export { canonicalJson, parseCanonicalJson, CanonicalJsonError, MAX_CANONICAL_DEPTH, type JsonValue } from './canonical-json.js';
+export {
+  appendEvent,
+  appendEvents,
+  chainHead,
+  readEvents,
+  genesisHash,
+  eventHash,
+  eventEnvelope,
+  EVENT_KIND_PATTERN,
+  MAX_EVENT_PAYLOAD_BYTES,
+  type AppendedEvent,
+  type StoredEvent,
+  type ChainHead,
+} from './event-chain.js';
+export { verifyChain, verifyAllChains, auditedSessionIds, sessionKnown, type ChainVerification, type ChainBreakField } from './chain-verify.js';
+export {
+  SessionStore,
+  MAX_MESSAGE_CONTENT_BYTES,
+  type PrincipalScope,
+  type SessionStatus,
+  type EndStatus,
+  type MessageRole,
+  type ApprovalDecisionValue,
+  type SessionRecord,
+  type TurnRecord,
+  type MessageRecord,
+  type ApprovalRecord,
+  type SessionStoreOptions,
+} from './session-store.js';
+export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';

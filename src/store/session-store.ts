@@ -1,0 +1,386 @@
+// Sessions, turns, messages and approvals, scoped to the principal that owns them. Every write also
+// appends a matching event to the session's audit chain in the same transaction, so the chain
+// records the transcript's shape (who, what core, which turns, which approvals) even though these
+// tables are not themselves hash-linked.
+//
+// Everything stored here is a durable view: callers pass values that are already redacted. The
+// store hashes and keeps what it is given and never sees a raw secret.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from './database.js';
+import { canonicalJson, CanonicalJsonError, parseCanonicalJson, type JsonValue } from './canonical-json.js';
+import { appendEvent, appendPreparedEvent, prepareEvent, readEvents, type AppendedEvent, type StoredEvent } from './event-chain.js';
+import { SessionEndedError, SessionNotFoundError, StoreInputError, TurnNotFoundError } from './store-errors.js';
+
+/** Who is asking. Every owner-scoped read and write takes one; another principal's rows look absent. */
+export interface PrincipalScope {
+  readonly principal: string;
+}
+
+export type SessionStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type EndStatus = Exclude<SessionStatus, 'running'>;
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
+export type ApprovalDecisionValue = 'allow' | 'deny';
+
+export interface SessionRecord {
+  id: string;
+  principal: string;
+  coreDir: string;
+  coreRevision: string;
+  runtime: string;
+  status: SessionStatus;
+  createdAt: number;
+  endedAt: number | null;
+}
+
+export interface TurnRecord {
+  id: string;
+  sessionId: string;
+  seq: number;
+  startedAt: number;
+  endedAt: number | null;
+  status: SessionStatus;
+}
+
+export interface MessageRecord {
+  id: string;
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  role: MessageRole;
+  /** The model view of the message: plain JSON, already redacted. */
+  content: JsonValue;
+  createdAt: number;
+}
+
+export interface ApprovalRecord {
+  id: string;
+  sessionId: string;
+  /** The approval cache key hash (never the raw arguments it was derived from). */
+  key: string;
+  tool: string;
+  capability: string;
+  decision: ApprovalDecisionValue;
+  /** Who decided, e.g. "policy", "cache", "prompt", "operator", "cli-rule", "non-interactive". */
+  source: string;
+  /** Redacted, human-readable. */
+  reason: string | null;
+  createdAt: number;
+}
+
+export interface SessionStoreOptions {
+  /** Clock in epoch milliseconds (tests pin it). */
+  now?: () => number;
+}
+
+/** Message content over this size is refused: the model view is bounded before it gets here. */
+export const MAX_MESSAGE_CONTENT_BYTES = 4 * 1024 * 1024;
+const END_STATUSES: readonly EndStatus[] = ['completed', 'failed', 'cancelled', 'interrupted'];
+const ROLES: readonly MessageRole[] = ['system', 'user', 'assistant', 'tool'];
+const DECISIONS: readonly ApprovalDecisionValue[] = ['allow', 'deny'];
+
+const newId = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+interface SessionRow {
+  id: string;
+  principal: string;
+  core_dir: string;
+  core_revision: string;
+  runtime: string;
+  status: SessionStatus;
+  created_at: number;
+  ended_at: number | null;
+}
+interface TurnRow {
+  id: string;
+  session_id: string;
+  seq: number;
+  started_at: number;
+  ended_at: number | null;
+  status: SessionStatus;
+}
+interface MessageRow {
+  id: string;
+  session_id: string;
+  turn_id: string | null;
+  seq: number;
+  role: MessageRole;
+  content: string;
+  created_at: number;
+}
+interface ApprovalRow {
+  id: string;
+  session_id: string;
+  key: string;
+  tool: string;
+  capability: string;
+  decision: ApprovalDecisionValue;
+  source: string;
+  reason: string | null;
+  created_at: number;
+}
+
+const sessionOf = (r: SessionRow): SessionRecord => ({
+  id: r.id,
+  principal: r.principal,
+  coreDir: r.core_dir,
+  coreRevision: r.core_revision,
+  runtime: r.runtime,
+  status: r.status,
+  createdAt: r.created_at,
+  endedAt: r.ended_at,
+});
+const turnOf = (r: TurnRow): TurnRecord => ({ id: r.id, sessionId: r.session_id, seq: r.seq, startedAt: r.started_at, endedAt: r.ended_at, status: r.status });
+const messageOf = (r: MessageRow): MessageRecord => {
+  const parsed = parseCanonicalJson(r.content);
+  return { id: r.id, sessionId: r.session_id, turnId: r.turn_id, seq: r.seq, role: r.role, content: parsed.ok ? parsed.value : r.content, createdAt: r.created_at };
+};
+const approvalOf = (r: ApprovalRow): ApprovalRecord => ({
+  id: r.id,
+  sessionId: r.session_id,
+  key: r.key,
+  tool: r.tool,
+  capability: r.capability,
+  decision: r.decision,
+  source: r.source,
+  reason: r.reason,
+  createdAt: r.created_at,
+});
+
+function text(field: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || value.length === 0) throw new StoreInputError(field, 'must be a non-empty string');
+  if (value.length > max) throw new StoreInputError(field, `is ${value.length} characters, over the limit of ${max}`);
+  return value;
+}
+
+function oneOf<T extends string>(field: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw new StoreInputError(field, `${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function principalOf(scope: PrincipalScope): string {
+  return text('principal', (scope as PrincipalScope | undefined)?.principal, 256);
+}
+
+export class SessionStore {
+  private readonly now: () => number;
+  private readonly q;
+
+  constructor(private readonly db: Database, options: SessionStoreOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.q = {
+      owned: db.prepare('SELECT * FROM sessions WHERE id = ? AND principal = ?'),
+      insertSession: db.prepare(`INSERT INTO sessions (id, principal, core_dir, core_revision, runtime, status, created_at)
+        VALUES (@id, @principal, @coreDir, @coreRevision, @runtime, 'running', @createdAt)`),
+      endSession: db.prepare('UPDATE sessions SET status = ?, ended_at = ? WHERE id = ?'),
+      list: db.prepare('SELECT * FROM sessions WHERE principal = ? ORDER BY created_at DESC, id LIMIT ?'),
+      listByStatus: db.prepare('SELECT * FROM sessions WHERE principal = ? AND status = ? ORDER BY created_at DESC, id LIMIT ?'),
+      nextTurnSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?').pluck(),
+      insertTurn: db.prepare("INSERT INTO turns (id, session_id, seq, started_at, status) VALUES (?, ?, ?, ?, 'running')"),
+      ownedTurn: db.prepare('SELECT t.* FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ? AND s.principal = ?'),
+      runningTurns: db.prepare("SELECT * FROM turns WHERE session_id = ? AND status = 'running' ORDER BY seq"),
+      endTurn: db.prepare('UPDATE turns SET status = ?, ended_at = ? WHERE id = ?'),
+      nextMessageSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?').pluck(),
+      insertMessage: db.prepare('INSERT INTO messages (id, session_id, turn_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      messages: db.prepare('SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      insertApproval: db.prepare(`INSERT INTO approvals (id, session_id, key, tool, capability, decision, source, reason, created_at)
+        VALUES (@id, @sessionId, @key, @tool, @capability, @decision, @source, @reason, @createdAt)`),
+      findApproval: db.prepare('SELECT * FROM approvals WHERE session_id = ? AND key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1'),
+    };
+  }
+
+  /** Starts a session for `scope.principal`; its chain opens with a `session.created` event. */
+  createSession(scope: PrincipalScope, init: { coreDir: string; coreRevision: string; runtime: string }): SessionRecord {
+    const principal = principalOf(scope);
+    const row: SessionRow = {
+      id: newId('se'),
+      principal,
+      core_dir: text('coreDir', init?.coreDir, 4096),
+      core_revision: text('coreRevision', init?.coreRevision, 256),
+      runtime: text('runtime', init?.runtime, 64),
+      status: 'running',
+      created_at: this.now(),
+      ended_at: null,
+    };
+    const payload = { principal, core_dir: row.core_dir, core_revision: row.core_revision, runtime: row.runtime };
+    this.write(() => {
+      this.q.insertSession.run({ id: row.id, principal, coreDir: row.core_dir, coreRevision: row.core_revision, runtime: row.runtime, createdAt: row.created_at });
+      appendPreparedEvent(this.db, row.id, 'session.created', prepareEvent('session.created', payload, row.created_at), row.created_at, true);
+    });
+    return sessionOf(row);
+  }
+
+  /** The session, or undefined if it does not exist or belongs to another principal (indistinguishable). */
+  getSession(scope: PrincipalScope, sessionId: string): SessionRecord | undefined {
+    const r = this.q.owned.get(sessionId, principalOf(scope)) as SessionRow | undefined;
+    return r && sessionOf(r);
+  }
+
+  /** The principal's sessions, newest first (at most `limit`, default 100, max 1000). */
+  listSessions(scope: PrincipalScope, opts: { status?: SessionStatus; limit?: number } = {}): SessionRecord[] {
+    const principal = principalOf(scope);
+    const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 100)), 1000);
+    const rows = opts.status
+      ? this.q.listByStatus.all(principal, oneOf('status', opts.status, ['running', ...END_STATUSES]), limit)
+      : this.q.list.all(principal, limit);
+    return (rows as SessionRow[]).map(sessionOf);
+  }
+
+  /** Ends the session, and with the same status any turn still running; appends `session.ended`. */
+  endSession(scope: PrincipalScope, sessionId: string, status: EndStatus): SessionRecord {
+    const st = oneOf('status', status, END_STATUSES);
+    const at = this.now();
+    return this.write(() => {
+      const s = this.running(scope, sessionId);
+      for (const t of this.q.runningTurns.all(s.id) as TurnRow[]) this.closeTurn(t, st, at);
+      this.q.endSession.run(st, at, s.id);
+      this.event(s.id, 'session.ended', { status: st }, at);
+      return { ...s, status: st, endedAt: at };
+    });
+  }
+
+  /** Opens the next turn (seq 1, 2, …); appends `turn.started`. */
+  addTurn(scope: PrincipalScope, sessionId: string): TurnRecord {
+    const at = this.now();
+    const id = newId('tu');
+    return this.write(() => {
+      const s = this.running(scope, sessionId);
+      const seq = this.q.nextTurnSeq.get(s.id) as number;
+      this.q.insertTurn.run(id, s.id, seq, at);
+      this.event(s.id, 'turn.started', { turn_id: id, seq }, at);
+      return { id, sessionId: s.id, seq, startedAt: at, endedAt: null, status: 'running' as const };
+    });
+  }
+
+  /** Ends a running turn; appends `turn.ended`. */
+  endTurn(scope: PrincipalScope, turnId: string, status: EndStatus): TurnRecord {
+    const st = oneOf('status', status, END_STATUSES);
+    const at = this.now();
+    return this.write(() => {
+      const t = this.ownedTurn(scope, turnId);
+      if (t.status !== 'running') throw new SessionEndedError(`turn ${t.id}`, t.status);
+      this.closeTurn(t, st, at);
+      return { ...turnOf(t), status: st, endedAt: at };
+    });
+  }
+
+  /**
+   * Appends a message (the model view only, already redacted) to a running session, optionally in
+   * one of its running turns. The chain gets `message.added` with the content's sha256, not the content.
+   */
+  addMessage(scope: PrincipalScope, sessionId: string, m: { turnId?: string | null; role: MessageRole; content: unknown }): MessageRecord {
+    const role = oneOf('role', m?.role, ROLES);
+    let content: string;
+    try {
+      content = canonicalJson(m.content);
+    } catch (err) {
+      if (err instanceof CanonicalJsonError) throw new StoreInputError(`content${err.path.slice(1)}`, err.reason, { cause: err });
+      throw err;
+    }
+    const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes > MAX_MESSAGE_CONTENT_BYTES) throw new StoreInputError('content', `${bytes} bytes is over the ${MAX_MESSAGE_CONTENT_BYTES}-byte limit for one message`);
+    const digest = createHash('sha256').update(content, 'utf8').digest('hex');
+    const at = this.now();
+    const id = newId('ms');
+    return this.write(() => {
+      const s = this.running(scope, sessionId);
+      let turnId: string | null = null;
+      if (m.turnId !== undefined && m.turnId !== null) {
+        const t = this.ownedTurn(scope, m.turnId);
+        if (t.session_id !== s.id) throw new TurnNotFoundError(m.turnId);
+        if (t.status !== 'running') throw new SessionEndedError(`turn ${t.id}`, t.status);
+        turnId = t.id;
+      }
+      const seq = this.q.nextMessageSeq.get(s.id) as number;
+      this.q.insertMessage.run(id, s.id, turnId, seq, role, content, at);
+      this.event(s.id, 'message.added', { message_id: id, turn_id: turnId, seq, role, content_sha256: digest }, at);
+      return { id, sessionId: s.id, turnId, seq, role, content: JSON.parse(content) as JsonValue, createdAt: at };
+    });
+  }
+
+  /** The session's messages in order, after `afterSeq` (default 0), at most `limit` (default 1000). */
+  listMessages(scope: PrincipalScope, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): MessageRecord[] {
+    const s = this.owned(scope, sessionId);
+    const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 1000)), 10_000);
+    return (this.q.messages.all(s.id, opts.afterSeq ?? 0, limit) as MessageRow[]).map(messageOf);
+  }
+
+  /** Records an approval decision (reason already redacted); appends `approval.recorded` with the same fields. */
+  recordApproval(
+    scope: PrincipalScope,
+    sessionId: string,
+    a: { key: string; tool: string; capability: string; decision: ApprovalDecisionValue; source: string; reason?: string | null },
+  ): ApprovalRecord {
+    const rec: ApprovalRecord = {
+      id: newId('ap'),
+      sessionId,
+      key: text('key', a?.key, 256),
+      tool: text('tool', a.tool, 256),
+      capability: text('capability', a.capability, 512),
+      decision: oneOf('decision', a.decision, DECISIONS),
+      source: text('source', a.source, 64),
+      reason: a.reason === undefined || a.reason === null ? null : text('reason', a.reason, 4096),
+      createdAt: this.now(),
+    };
+    return this.write(() => {
+      rec.sessionId = this.running(scope, sessionId).id;
+      this.q.insertApproval.run(rec);
+      this.event(
+        rec.sessionId,
+        'approval.recorded',
+        { approval_id: rec.id, key: rec.key, tool: rec.tool, capability: rec.capability, decision: rec.decision, source: rec.source, reason: rec.reason },
+        rec.createdAt,
+      );
+      return rec;
+    });
+  }
+
+  /** The newest approval recorded in this session under `key`, if any. */
+  findApproval(scope: PrincipalScope, sessionId: string, key: string): ApprovalRecord | undefined {
+    const s = this.owned(scope, sessionId);
+    const r = this.q.findApproval.get(s.id, key) as ApprovalRow | undefined;
+    return r && approvalOf(r);
+  }
+
+  /** appendEvent, after checking that the session belongs to `scope` (ended sessions included: late events still get audited). */
+  appendEvent(scope: PrincipalScope, sessionId: string, kind: string, payload: unknown, at: number = this.now()): AppendedEvent {
+    const s = this.owned(scope, sessionId);
+    return appendEvent(this.db, s.id, kind, payload, at);
+  }
+
+  /** The session's chain events in seq order (at most `limit`, default 1000). */
+  listEvents(scope: PrincipalScope, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): StoredEvent[] {
+    return readEvents(this.db, this.owned(scope, sessionId).id, opts);
+  }
+
+  private owned(scope: PrincipalScope, sessionId: string): SessionRecord {
+    const s = typeof sessionId === 'string' ? this.getSession(scope, sessionId) : undefined;
+    if (!s) throw new SessionNotFoundError(String(sessionId));
+    return s;
+  }
+
+  private running(scope: PrincipalScope, sessionId: string): SessionRecord {
+    const s = this.owned(scope, sessionId);
+    if (s.status !== 'running') throw new SessionEndedError(`session ${s.id}`, s.status);
+    return s;
+  }
+
+  private ownedTurn(scope: PrincipalScope, turnId: string): TurnRow {
+    const t = typeof turnId === 'string' ? (this.q.ownedTurn.get(turnId, principalOf(scope)) as TurnRow | undefined) : undefined;
+    if (!t) throw new TurnNotFoundError(String(turnId));
+    return t;
+  }
+
+  private closeTurn(t: TurnRow, status: EndStatus, at: number): void {
+    this.q.endTurn.run(status, at, t.id);
+    this.event(t.session_id, 'turn.ended', { turn_id: t.id, seq: t.seq, status }, at);
+  }
+
+  private event(sessionId: string, kind: string, payload: unknown, at: number): void {
+    appendPreparedEvent(this.db, sessionId, kind, prepareEvent(kind, payload, at), at);
+  }
+
+  // IMMEDIATE: the row and its chain event are written under one write lock, or not at all.
+  private write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+}

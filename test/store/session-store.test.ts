@@ -1,0 +1,218 @@
+// Sessions, turns, messages and approvals: scoped to their principal (another principal sees
+// exactly what a missing id shows), mirrored into the audit chain, migrated in place.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import { openStore } from '../../src/store/database.js';
+import { SessionStore, type PrincipalScope } from '../../src/store/session-store.js';
+import { verifyChain } from '../../src/store/chain-verify.js';
+import { SessionEndedError, SessionNotFoundError, StoreInputError, TurnNotFoundError } from '../../src/store/store-errors.js';
+import { tamper, tempStore } from './store-fixtures.js';
+
+const alice: PrincipalScope = { principal: 'alice' };
+const mallory: PrincipalScope = { principal: 'mallory' };
+const core = { coreDir: '/cores/demo', coreRevision: 'rev-abc', runtime: 'local' };
+
+function setup(t: TestContext) {
+  const s = tempStore(t);
+  let clock = 10_000;
+  const store = new SessionStore(s.db, { now: () => clock++ });
+  return { ...s, store };
+}
+
+/** The error a call throws, for comparing what a wrong principal and a missing id get. */
+function caught(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (err) {
+    return err as Error;
+  }
+  assert.fail('expected an error');
+}
+
+test('migration 2 applies on top of migration 1 and leaves spawns alone', (t) => {
+  const { file } = tempStore(t);
+  // A store as the previous release left it: only migration 1.
+  tamper(file, "DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DELETE FROM schema_migrations WHERE version = 2;");
+  tamper(file, "INSERT INTO spawns (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, command, owner_pid, owner_start_marker, status, started_at) VALUES ('sp1', 1, 1, 1, 'linux', 'b', 'm', 'sh', 1, 'm', 'exited', 1)");
+  const db = openStore(file);
+  t.after(() => db.close());
+  assert.deepEqual(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all(), [
+    { version: 1, name: 'spawns' },
+    { version: 2, name: 'sessions-audit' },
+  ]);
+  assert.equal(db.prepare('SELECT COUNT(*) FROM spawns').pluck().get(), 1);
+  const s = new SessionStore(db).createSession(alice, core);
+  assert.equal(verifyChain(db, s.id).ok, true);
+});
+
+test('a session is created with a generated id and opens its chain with session.created', (t) => {
+  const { db, store } = setup(t);
+  const s = store.createSession(alice, core);
+  assert.match(s.id, /^se_[0-9a-f]{24}$/);
+  assert.deepEqual(s, { id: s.id, principal: 'alice', ...core, status: 'running', createdAt: 10_000, endedAt: null });
+  assert.deepEqual(store.getSession(alice, s.id), s);
+  const [created] = store.listEvents(alice, s.id);
+  assert.deepEqual(
+    { seq: created?.seq, kind: created?.kind, payload: created?.payload },
+    { seq: 1, kind: 'session.created', payload: { principal: 'alice', core_dir: '/cores/demo', core_revision: 'rev-abc', runtime: 'local' } },
+  );
+  assert.notEqual(store.createSession(alice, core).id, s.id);
+  assert.deepEqual(verifyChain(db, s.id), { ok: true, sessionId: s.id, count: 1, head: created?.hash });
+});
+
+test('a whole transcript is recorded and mirrored into one intact chain', (t) => {
+  const { db, store } = setup(t);
+  const s = store.createSession(alice, core);
+  store.addMessage(alice, s.id, { role: 'system', content: { text: 'you are a test' } });
+  const t1 = store.addTurn(alice, s.id);
+  assert.deepEqual({ seq: t1.seq, status: t1.status }, { seq: 1, status: 'running' });
+  const m = store.addMessage(alice, s.id, { turnId: t1.id, role: 'user', content: { text: 'run ls', parts: [{ b: 2, a: 1 }] } });
+  assert.equal(m.seq, 2);
+  assert.match(m.id, /^ms_[0-9a-f]{24}$/);
+  const a1 = store.recordApproval(alice, s.id, { key: 'k'.repeat(64), tool: 'terminal', capability: 'terminal.exec', decision: 'allow', source: 'prompt', reason: 'operator said yes' });
+  store.recordApproval(alice, s.id, { key: 'k'.repeat(64), tool: 'terminal', capability: 'terminal.exec', decision: 'deny', source: 'operator' });
+  assert.equal(store.findApproval(alice, s.id, 'k'.repeat(64))?.decision, 'deny', 'the newest decision wins');
+  assert.equal(store.findApproval(alice, s.id, 'other'), undefined);
+  store.endTurn(alice, t1.id, 'completed');
+  const t2 = store.addTurn(alice, s.id);
+  assert.equal(t2.seq, 2);
+  store.appendEvent(alice, s.id, 'effect.finished', { tool: 'terminal', exit_code: 0 });
+  const ended = store.endSession(alice, s.id, 'completed');
+  assert.deepEqual({ status: ended.status, endedAt: typeof ended.endedAt }, { status: 'completed', endedAt: 'number' });
+
+  // The content is stored canonically and comes back as the same value.
+  assert.equal(db.prepare('SELECT content FROM messages WHERE id = ?').pluck().get(m.id), '{"parts":[{"a":1,"b":2}],"text":"run ls"}');
+  assert.deepEqual(store.listMessages(alice, s.id).map((x) => [x.seq, x.role, x.turnId]), [
+    [1, 'system', null],
+    [2, 'user', t1.id],
+  ]);
+
+  const events = store.listEvents(alice, s.id);
+  assert.deepEqual(events.map((e) => e.kind), [
+    'session.created',
+    'message.added',
+    'turn.started',
+    'message.added',
+    'approval.recorded',
+    'approval.recorded',
+    'turn.ended',
+    'turn.started',
+    'effect.finished',
+    'turn.ended', // the running turn 2 is ended with the session
+    'session.ended',
+  ]);
+  const added = events[3]!.payload as Record<string, unknown>;
+  assert.equal(added.content_sha256, createHash('sha256').update('{"parts":[{"a":1,"b":2}],"text":"run ls"}').digest('hex'));
+  assert.equal(added.content, undefined, 'the chain carries the digest, not the content');
+  assert.deepEqual(events[4]!.payload, { approval_id: a1.id, key: 'k'.repeat(64), tool: 'terminal', capability: 'terminal.exec', decision: 'allow', source: 'prompt', reason: 'operator said yes' });
+  assert.equal(store.listEvents(alice, s.id, { afterSeq: 9 }).length, 2);
+  assert.deepEqual(verifyChain(db, s.id), { ok: true, sessionId: s.id, count: 11, head: events[10]!.hash });
+});
+
+test('another principal gets exactly the answer a missing id gets, for every call', (t) => {
+  const { store } = setup(t);
+  const s = store.createSession(alice, core);
+  const turn = store.addTurn(alice, s.id);
+  const missing = 'se_000000000000000000000000';
+  assert.equal(store.getSession(mallory, s.id), undefined);
+  assert.deepEqual(store.listSessions(mallory), []);
+  const calls: [string, (id: string) => unknown][] = [
+    ['endSession', (id) => store.endSession(mallory, id, 'failed')],
+    ['addTurn', (id) => store.addTurn(mallory, id)],
+    ['addMessage', (id) => store.addMessage(mallory, id, { role: 'user', content: 'hi' })],
+    ['listMessages', (id) => store.listMessages(mallory, id)],
+    ['recordApproval', (id) => store.recordApproval(mallory, id, { key: 'k', tool: 't', capability: 'c', decision: 'allow', source: 'policy' })],
+    ['findApproval', (id) => store.findApproval(mallory, id, 'k')],
+    ['appendEvent', (id) => store.appendEvent(mallory, id, 'effect.finished', {})],
+    ['listEvents', (id) => store.listEvents(mallory, id)],
+  ];
+  for (const [name, call] of calls) {
+    const wrongOwner = caught(() => call(s.id));
+    const absent = caught(() => call(missing));
+    assert.ok(wrongOwner instanceof SessionNotFoundError, name);
+    assert.ok(absent instanceof SessionNotFoundError, name);
+    assert.equal(wrongOwner.code, absent.code, name);
+    assert.equal(wrongOwner.message.replace(s.id, 'ID'), absent.message.replace(missing, 'ID'), name);
+  }
+  const wrongTurn = caught(() => store.endTurn(mallory, turn.id, 'failed'));
+  const noTurn = caught(() => store.endTurn(mallory, 'tu_000000000000000000000000', 'failed'));
+  assert.ok(wrongTurn instanceof TurnNotFoundError && noTurn instanceof TurnNotFoundError);
+  assert.equal(wrongTurn.message.replace(turn.id, 'ID'), noTurn.message.replace('tu_000000000000000000000000', 'ID'));
+  // Nothing mallory tried left a trace, and alice's session is untouched.
+  assert.equal(store.getSession(alice, s.id)?.status, 'running');
+  assert.equal(store.listEvents(alice, s.id).length, 2);
+});
+
+test('listSessions shows only the principal’s own sessions, newest first, filtered by status', (t) => {
+  const { store } = setup(t);
+  const a1 = store.createSession(alice, core);
+  const m1 = store.createSession(mallory, core);
+  const a2 = store.createSession(alice, core);
+  store.endSession(alice, a1.id, 'failed');
+  assert.deepEqual(store.listSessions(alice).map((s) => s.id), [a2.id, a1.id]);
+  assert.deepEqual(store.listSessions(alice, { status: 'failed' }).map((s) => s.id), [a1.id]);
+  assert.deepEqual(store.listSessions(alice, { limit: 1 }).map((s) => s.id), [a2.id]);
+  assert.deepEqual(store.listSessions(mallory).map((s) => s.id), [m1.id]);
+});
+
+test('a turn of another session (even the same principal’s) cannot carry a message', (t) => {
+  const { store } = setup(t);
+  const s1 = store.createSession(alice, core);
+  const s2 = store.createSession(alice, core);
+  const turn = store.addTurn(alice, s2.id);
+  assert.throws(() => store.addMessage(alice, s1.id, { turnId: turn.id, role: 'user', content: 'x' }), TurnNotFoundError);
+});
+
+test('nothing is added to an ended session or turn', (t) => {
+  const { store } = setup(t);
+  const s = store.createSession(alice, core);
+  const turn = store.addTurn(alice, s.id);
+  store.endTurn(alice, turn.id, 'cancelled');
+  assert.throws(() => store.endTurn(alice, turn.id, 'completed'), SessionEndedError);
+  assert.throws(() => store.addMessage(alice, s.id, { turnId: turn.id, role: 'user', content: 'x' }), SessionEndedError);
+  store.endSession(alice, s.id, 'interrupted');
+  for (const fn of [
+    () => store.addTurn(alice, s.id),
+    () => store.addMessage(alice, s.id, { role: 'user', content: 'x' }),
+    () => store.recordApproval(alice, s.id, { key: 'k', tool: 't', capability: 'c', decision: 'deny', source: 'policy' }),
+    () => store.endSession(alice, s.id, 'completed'),
+  ]) {
+    const err = caught(fn);
+    assert.ok(err instanceof SessionEndedError, String(err));
+    assert.equal(err.code, 'SESSION_ENDED');
+    assert.match(err.message, /interrupted/);
+  }
+  // Late runtime events of an ended session are still audited.
+  assert.equal(store.appendEvent(alice, s.id, 'effect.cleanup', { killed: 0 }).kind, 'effect.cleanup');
+});
+
+test('bad input is refused, naming the field, and writes nothing', (t) => {
+  const { db, store } = setup(t);
+  const s = store.createSession(alice, core);
+  const field = (fn: () => unknown) => {
+    const err = caught(fn);
+    assert.ok(err instanceof StoreInputError, String(err));
+    return err.field;
+  };
+  assert.equal(field(() => store.createSession({ principal: '' }, core)), 'principal');
+  assert.equal(field(() => store.createSession(undefined as unknown as PrincipalScope, core)), 'principal');
+  assert.equal(field(() => store.createSession(alice, { ...core, coreRevision: '' })), 'coreRevision');
+  assert.equal(field(() => store.addMessage(alice, s.id, { role: 'robot' as 'user', content: 'x' })), 'role');
+  assert.equal(field(() => store.addMessage(alice, s.id, { role: 'user', content: { text: undefined } })), 'content.text');
+  assert.equal(field(() => store.recordApproval(alice, s.id, { key: 'k', tool: 't', capability: 'c', decision: 'maybe' as 'allow', source: 'policy' })), 'decision');
+  assert.equal(field(() => store.endSession(alice, s.id, 'running' as 'completed')), 'status');
+  assert.equal(field(() => store.appendEvent(alice, s.id, 'BAD KIND', {})), 'kind');
+  assert.equal(db.prepare('SELECT COUNT(*) FROM sessions').pluck().get(), 1);
+  assert.equal(db.prepare('SELECT COUNT(*) FROM messages').pluck().get(), 0);
+  assert.equal(store.listEvents(alice, s.id).length, 1);
+});
+
+test('a write whose event cannot be appended leaves no row behind', (t) => {
+  const { db, file, store } = setup(t);
+  const s = store.createSession(alice, core);
+  tamper(file, 'DELETE FROM chain_heads WHERE session_id = ?', s.id);
+  assert.throws(() => store.addTurn(alice, s.id), /cannot be extended/);
+  assert.equal(db.prepare('SELECT COUNT(*) FROM turns').pluck().get(), 0, 'the turn row was rolled back with its event');
+});
