@@ -27,17 +27,6 @@ export interface TerminalContext {
   graceMs?: number;
 }
 
-export const TERMINAL_INPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    command: { type: 'string', minLength: 1, maxLength: 16_384, description: 'A shell command line.' },
-    cwd: { type: 'string', description: 'Working directory, relative to the workspace (default: the workspace).' },
-    timeout: { type: 'number', minimum: 0.1, maximum: 3600, description: 'Seconds before the whole process tree is stopped.' },
-  },
-  required: ['command'],
-  additionalProperties: false,
-} as const;
-
 export function shellFor(command: string): { file: string; args: string[] } {
   if (process.platform === 'win32') return { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', command] };
   return { file: '/bin/sh', args: ['-c', command] };

@@ -1,0 +1,55 @@
+// Metadata of the builtin tools, per toolset. Implementations live in adapters/builtin; the catalog
+// needs only what a model and a policy see.
+
+/** The terminal's input, as the model sees it; adapters/builtin/terminal.ts runs it. */
+export const TERMINAL_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    command: { type: 'string', minLength: 1, maxLength: 16_384, description: 'A shell command line.' },
+    cwd: { type: 'string', description: 'Working directory, relative to the workspace (default: the workspace).' },
+    timeout: { type: 'number', minimum: 0.1, maximum: 3600, description: 'Seconds before the whole process tree is stopped.' },
+  },
+  required: ['command'],
+  additionalProperties: false,
+} as const;
+
+export interface BuiltinDefinition {
+  name: string;
+  toolset: string;
+  description: string;
+  inputSchema: Readonly<Record<string, unknown>>;
+  capability: string;
+  approval: 'auto' | 'prompt' | 'deny';
+  risk: 'low' | 'medium' | 'high';
+  adapterKey: string;
+}
+
+/** Always present: the model-facing view of this very catalog. */
+export const TOOLS_LIST: BuiltinDefinition = {
+  name: 'tools_list',
+  toolset: 'core',
+  description: 'List the tools available in this turn with their capability, approval policy and risk.',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  capability: 'catalog.read',
+  approval: 'auto',
+  risk: 'low',
+  adapterKey: 'builtin.tools_list',
+};
+
+export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly BuiltinDefinition[]>> = {
+  terminal: [
+    {
+      name: 'terminal',
+      toolset: 'terminal',
+      description:
+        'Run a shell command in the workspace as a supervised process tree. Returns exit status and the last 12,000 characters of stdout and stderr.',
+      inputSchema: TERMINAL_INPUT_SCHEMA,
+      capability: 'terminal.exec',
+      approval: 'prompt',
+      risk: 'high',
+      adapterKey: 'builtin.terminal',
+    },
+  ],
+  // Background task controls come with the tasks issue; the toolset name is reserved.
+  tasks: [],
+};

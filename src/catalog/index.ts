@@ -1,0 +1,12 @@
+export {
+  buildCatalog,
+  catalogIdentity,
+  CatalogBuildError,
+  ResolvedEffectCatalog,
+  type BuildCatalogInput,
+  type CatalogEntry,
+  type CatalogIdentityInput,
+  type DiscoveredMcpTool,
+  type SourceKind,
+} from './resolved-catalog.js';
+export { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from './builtin-definitions.js';

@@ -1,0 +1,198 @@
+// One immutable catalog per turn. Provider definitions, tools_list, capability and approval
+// metadata and dispatch all read the same entries; nothing looks a tool up by name afterwards
+// except the turn engine turning a model's call into an EffectRequest for *this* catalog.
+import { createHash } from 'node:crypto';
+import type { CoreSnapshot } from '../core/index.js';
+import { CapabilitySnapshot, foldGlobal, stricter, type ApprovalPolicy } from '../policy/index.js';
+import { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from './builtin-definitions.js';
+
+export type SourceKind = 'builtin' | 'authored' | 'mcp';
+
+export interface CatalogEntry {
+  /** Opaque, unique to this catalog: `<catalog id>#<n>`. */
+  readonly ref: string;
+  readonly name: string;
+  readonly description: string;
+  readonly source: SourceKind;
+  readonly coreRevision: string;
+  readonly adapterKey: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly capability: string;
+  /** Declared policy folded with the core's global policy: never less strict than declared. */
+  readonly approval: ApprovalPolicy;
+  readonly risk: 'low' | 'medium' | 'high';
+  /** Where the entry came from, for people: a toolset, a manifest path, an MCP declaration. */
+  readonly provenance: string;
+}
+
+/** A tool an MCP server listed, already filtered and named (the MCP host issue fills this in). */
+export interface DiscoveredMcpTool {
+  server: string;
+  name: string;
+  description: string;
+  inputSchema: Readonly<Record<string, unknown>>;
+  declarationFile: string;
+  approval: ApprovalPolicy;
+}
+
+export interface CatalogIdentityInput {
+  principal: string;
+  capabilities: CapabilitySnapshot;
+  coreRevision: string;
+  workspace: string;
+  /** The effective connect policy: which MCP servers this principal may connect to, canonical. */
+  connectPolicy: string;
+}
+
+export class CatalogBuildError extends Error {
+  readonly code: 'CATALOG_NAME_COLLISION' | 'CATALOG_UNKNOWN_OVERRIDE';
+  constructor(code: CatalogBuildError['code'], message: string) {
+    super(message);
+    this.name = 'CatalogBuildError';
+    this.code = code;
+  }
+}
+
+/** Any change of principal, grants, core revision, workspace or connect policy is a new catalog. */
+export function catalogIdentity(i: CatalogIdentityInput): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify(['catalog/1', i.principal, i.capabilities.digest, i.coreRevision, i.workspace, i.connectPolicy]));
+  return `cat_${h.digest('hex').slice(0, 32)}`;
+}
+
+export class ResolvedEffectCatalog {
+  readonly id: string;
+  readonly entries: readonly CatalogEntry[];
+  readonly capabilities: CapabilitySnapshot;
+  readonly principal: string;
+  readonly core: CoreSnapshot;
+  private readonly byNameMap: ReadonlyMap<string, CatalogEntry>;
+  private readonly refs: ReadonlySet<string>;
+
+  constructor(identity: CatalogIdentityInput, core: CoreSnapshot, entries: CatalogEntry[]) {
+    this.id = catalogIdentity(identity);
+    this.principal = identity.principal;
+    this.capabilities = identity.capabilities;
+    this.core = core;
+    this.entries = Object.freeze(entries.map((e) => Object.freeze(e)));
+    this.byNameMap = new Map(this.entries.map((e) => [e.name, e]));
+    this.refs = new Set(this.entries.map((e) => e.ref));
+    Object.freeze(this);
+  }
+
+  /** The turn engine's one lookup: a model's call names an entry of this catalog. */
+  entryForCall(name: string): CatalogEntry | undefined {
+    return this.byNameMap.get(name);
+  }
+
+  /** True only for the very entry objects of this catalog (not a lookalike, not another catalog's). */
+  owns(entry: CatalogEntry): boolean {
+    return this.refs.has(entry.ref) && this.byNameMap.get(entry.name) === entry;
+  }
+
+  /** What a model provider is told: names, descriptions and input schemas, nothing internal. */
+  providerDefinitions(): { name: string; description: string; input_schema: Readonly<Record<string, unknown>> }[] {
+    return this.entries.map((e) => ({ name: e.name, description: e.description, input_schema: e.inputSchema }));
+  }
+}
+
+export interface BuildCatalogInput {
+  core: CoreSnapshot;
+  principal: string;
+  mcpTools?: readonly DiscoveredMcpTool[];
+  connectPolicy?: string;
+}
+
+export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
+  const { core } = input;
+  const capabilities = CapabilitySnapshot.from(core.agent.grants);
+  const identity: CatalogIdentityInput = {
+    principal: input.principal,
+    capabilities,
+    coreRevision: core.revision,
+    workspace: core.workspace,
+    connectPolicy: input.connectPolicy ?? '',
+  };
+  const id = catalogIdentity(identity);
+  const rules = Object.entries(core.agent.approval.rules).map(([capability, policy]) => ({ capability, policy }));
+  const overrides = core.agent.tools;
+  const entries: CatalogEntry[] = [];
+  const seen = new Map<string, CatalogEntry>();
+  const add = (e: Omit<CatalogEntry, 'ref' | 'approval' | 'coreRevision'> & { declared: ApprovalPolicy }): void => {
+    const prior = seen.get(e.name);
+    if (prior) {
+      const fix = prior.source === 'builtin' || e.source === 'builtin' ? 'rename the authored or MCP tool' : 'rename one of them';
+      throw new CatalogBuildError(
+        'CATALOG_NAME_COLLISION',
+        `tool name "${e.name}" is defined twice: by ${prior.provenance} and by ${e.provenance}; ${fix} (there is no implicit priority)`,
+      );
+    }
+    const override = overrides[e.name];
+    // An agent.yaml override is one more input to the fold: it can tighten, never relax.
+    const declared = override?.approval ? stricter(e.declared, override.approval) : e.declared;
+    const { declared: _d, ...rest } = e;
+    const entry: CatalogEntry = {
+      ...rest,
+      description: override?.description ?? e.description,
+      risk: override?.risk && riskRank(override.risk) > riskRank(e.risk) ? override.risk : e.risk,
+      ref: `${id}#${entries.length}`,
+      coreRevision: core.revision,
+      approval: foldGlobal(declared, core.agent.approval.default, rules, e.capability),
+    };
+    seen.set(entry.name, entry);
+    entries.push(entry);
+  };
+  const builtin = (d: BuiltinDefinition): void =>
+    add({
+      name: d.name,
+      description: d.description,
+      source: 'builtin',
+      adapterKey: d.adapterKey,
+      inputSchema: d.inputSchema,
+      capability: d.capability,
+      declared: d.approval,
+      risk: d.risk,
+      provenance: `builtin toolset "${d.toolset}"`,
+    });
+  builtin(TOOLS_LIST);
+  for (const toolset of core.agent.toolsets) for (const d of BUILTIN_TOOLSET_DEFINITIONS[toolset] ?? []) builtin(d);
+  for (const t of core.tools) {
+    add({
+      name: t.name,
+      description: t.description,
+      source: 'authored',
+      adapterKey: `authored:${t.name}`,
+      inputSchema: t.input_schema as Record<string, unknown>,
+      capability: t.capability,
+      declared: t.approval,
+      risk: t.risk,
+      provenance: `authored tool ${t.source.manifest}`,
+    });
+  }
+  for (const m of input.mcpTools ?? []) {
+    add({
+      name: m.name,
+      description: m.description,
+      source: 'mcp',
+      adapterKey: `mcp:${m.server}`,
+      inputSchema: m.inputSchema,
+      capability: `mcp.call:${m.server}`,
+      declared: m.approval,
+      risk: 'medium',
+      provenance: `MCP server "${m.server}" (${m.declarationFile})`,
+    });
+  }
+  for (const name of Object.keys(overrides)) {
+    if (!seen.has(name)) {
+      throw new CatalogBuildError(
+        'CATALOG_UNKNOWN_OVERRIDE',
+        `agent.yaml: tools.${name}: no tool of that name in this catalog (tools: ${[...seen.keys()].join(', ')}); fix the name or remove the override`,
+      );
+    }
+  }
+  return new ResolvedEffectCatalog(identity, core, entries);
+}
+
+function riskRank(r: 'low' | 'medium' | 'high'): number {
+  return r === 'low' ? 0 : r === 'medium' ? 1 : 2;
+}
