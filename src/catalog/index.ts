@@ -2,6 +2,7 @@ export {
   buildCatalog,
   catalogIdentity,
   CatalogBuildError,
+  IMPLICIT_GRANT,
   ResolvedEffectCatalog,
   type BuildCatalogInput,
   type CatalogEntry,

@@ -8,6 +8,9 @@ import { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from 
 
 export type SourceKind = 'builtin' | 'authored' | 'mcp';
 
+/** The one grant every catalog carries without the core naming it. */
+export const IMPLICIT_GRANT = 'catalog.read';
+
 export interface CatalogEntry {
   /** Opaque, unique to this catalog: `<catalog id>#<n>`. */
   readonly ref: string;
@@ -105,7 +108,8 @@ export interface BuildCatalogInput {
 
 export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
   const { core } = input;
-  const capabilities = CapabilitySnapshot.from(core.agent.grants);
+  // Every session may read its own catalog (tools_list): the model already sees these definitions.
+  const capabilities = CapabilitySnapshot.from([...core.agent.grants, IMPLICIT_GRANT]);
   const identity: CatalogIdentityInput = {
     principal: input.principal,
     capabilities,

@@ -1,0 +1,63 @@
+// The seam between EffectRuntime and the adapters. Adapters get plain data and a supervisor;
+// they never see the catalog object, the approval broker or the store.
+import type { ProcessSupervisor } from '../process/index.js';
+
+export type ApprovalPolicyName = 'auto' | 'prompt' | 'deny';
+
+/** What an adapter knows about the entry it runs (a read-only copy of catalog metadata). */
+export interface AdapterEntry {
+  readonly name: string;
+  readonly adapterKey: string;
+  readonly capability: string;
+}
+
+export interface AdapterEnv {
+  readonly workspace: string;
+  readonly supervisor: ProcessSupervisor;
+  /** The catalog's model-facing listing, for tools_list. */
+  readonly listing: readonly { name: string; description: string; capability: string; approval: ApprovalPolicyName; risk: string; source: string }[];
+}
+
+/** The result of step 4: pure checks passed; what approval must show and bind. */
+export interface Preflight {
+  /** Policy refinements from dynamic checks (they can only make it stricter unless allowed). */
+  readonly checks: readonly { check: string; classification: string; minimum: ApprovalPolicyName; reason?: string }[];
+  /** Bound into the approval key: one approval never authorizes another action. */
+  readonly action: { kind: string; target: Readonly<Record<string, unknown>> };
+  /** One line for the operator; --approve globs match it. */
+  readonly summary: string;
+  /** What the audit and operator views record about the action (never secret values). */
+  readonly audit: Readonly<Record<string, unknown>>;
+}
+
+export interface AdapterOutput {
+  /** The model-facing text (bounded and redacted again by the runtime). */
+  readonly text: string;
+  /** True when the effect ran but failed on its own terms (non-zero exit, tool error). */
+  readonly isError: boolean;
+  /** Operator/audit detail: exit codes, artifacts, counters. */
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+export class AdapterCheckError extends Error {
+  readonly code = 'CHECK_FAILED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdapterCheckError';
+  }
+}
+
+export class AdapterUnavailableError extends Error {
+  readonly code = 'NOT_IMPLEMENTED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdapterUnavailableError';
+  }
+}
+
+export interface EffectAdapter {
+  /** Step 4: no process, no network, no file mutation. Throws AdapterCheckError to refuse. */
+  preflight(entry: AdapterEntry, args: unknown, env: AdapterEnv): Preflight;
+  /** Step 7: runs under the deadline and the cancel signal. */
+  invoke(entry: AdapterEntry, args: unknown, env: AdapterEnv & { signal: AbortSignal; deadlineMs: number; redact: readonly string[] }): Promise<AdapterOutput>;
+}

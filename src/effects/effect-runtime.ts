@@ -1,0 +1,237 @@
+// EffectRuntime.execute(request, ctx): the one path for every effect, in eight steps, in order:
+// 1 binding, 2 principal scope, 3 capability, 4 pure checks, 5 approval, 6 secrets,
+// 7 adapter under deadline and cancel, 8 views. Nothing runs before its checks.
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { ValidateFunction } from 'ajv';
+import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
+import type { ProcessSupervisor } from '../process/index.js';
+import {
+  approvalKey,
+  CapabilityDeniedError,
+  previewArguments,
+  refine,
+  type ApprovalBroker,
+  type ApprovalDecision,
+  type ApprovalPolicy,
+} from '../policy/index.js';
+import { appendEvents, SessionStore, type Database } from '../store/index.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
+import { adapterFor } from '../adapters/registry.js';
+import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
+import { errorViews, REDACTION_FAILED_VIEWS, successViews } from './views.js';
+
+const DEFAULT_DEADLINE_MS = 120_000;
+/** The adapter enforces the deadline itself (a tree stopped at its timeout says "timeout"); this
+ *  backstop aborts an adapter that did not, after the grace a tree needs to die. */
+const BACKSTOP_MS = 5_000;
+
+export interface EffectRuntimeOptions {
+  catalog: ResolvedEffectCatalog;
+  broker: ApprovalBroker;
+  supervisor: ProcessSupervisor;
+  db: Database;
+  /** Operator hook for live display: called with the operator view of each finished effect. */
+  onOperatorView?: (view: Readonly<Record<string, unknown>>) => void;
+}
+
+type AjvCtor = new (opts: Record<string, unknown>) => { compile(schema: unknown): ValidateFunction };
+
+export class EffectRuntime {
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly ajv: { compile(schema: unknown): ValidateFunction };
+  private readonly sessions: SessionStore;
+  private readonly issued = new WeakSet<EffectRequest>();
+
+  constructor(private readonly o: EffectRuntimeOptions) {
+    const AjvClass = createRequire(import.meta.url)('ajv').default as AjvCtor;
+    this.ajv = new AjvClass({ allErrors: true, strict: false });
+    this.sessions = new SessionStore(o.db);
+  }
+
+  get catalog(): ResolvedEffectCatalog {
+    return this.o.catalog;
+  }
+
+  /** Turns a model's call into a request bound to this runtime's catalog (the one name lookup). */
+  request(name: string, args: unknown, callId = `call_${randomBytes(6).toString('hex')}`): EffectRequest | null {
+    const entry = this.o.catalog.entryForCall(name);
+    if (!entry) return null;
+    const req: EffectRequest = Object.freeze({ catalogId: this.o.catalog.id, entry, args, callId });
+    this.issued.add(req);
+    return req;
+  }
+
+  async execute(req: EffectRequest, ctx: TurnExecutionContext): Promise<EffectOutcome> {
+    const t0 = Date.now();
+    const entry = req?.entry as CatalogEntry | undefined;
+    const base = {
+      callId: String(req?.callId ?? ''),
+      tool: String(entry?.name ?? '?'),
+      capability: String(entry?.capability ?? '?'),
+      policy: String(entry?.approval ?? '?'),
+      approval: null as { approved: boolean; source: string; reason: string } | null,
+      durationMs: 0,
+      summary: null as string | null,
+      audit: null as Readonly<Record<string, unknown>> | null,
+      secrets: [] as string[],
+    };
+    const events: { kind: string; payload: unknown }[] = [];
+    const fail = (code: EffectErrorCode, step: EffectStep, message: string): EffectOutcome => {
+      base.durationMs = Date.now() - t0;
+      let views;
+      try {
+        views = errorViews(base, code, step, message);
+      } catch {
+        views = REDACTION_FAILED_VIEWS;
+      }
+      events.push({ kind: 'effect.failed', payload: views.durable });
+      this.record(ctx, events);
+      return { ok: false, callId: base.callId, tool: base.tool, code, step, message, views };
+    };
+
+    // 1. The binding: made by this runtime, from this catalog, for an entry it owns; valid arguments.
+    if (!entry || !this.issued.has(req) || req.catalogId !== this.o.catalog.id || !this.o.catalog.owns(entry)) {
+      return fail('BINDING_INVALID', 1, 'the request was not made from this turn’s catalog (another or an older catalog, or a copy); resolve the call again');
+    }
+    const validate = this.validatorFor(entry);
+    if (!validate(req.args)) {
+      const why = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+      return fail('ARGS_INVALID', 1, `arguments do not match ${entry.name}'s input schema: ${why}`);
+    }
+    events.push({ kind: 'effect.requested', payload: { call_id: base.callId, tool: entry.name, capability: entry.capability } });
+
+    // 2. Principal scope: the catalog was resolved for one principal.
+    if (ctx.principal !== this.o.catalog.principal) {
+      return fail('PRINCIPAL_DENIED', 2, `this catalog belongs to another principal`);
+    }
+
+    // 3. The immutable capability snapshot.
+    try {
+      this.o.catalog.capabilities.require(entry.capability);
+    } catch (err) {
+      if (err instanceof CapabilityDeniedError) return fail('CAPABILITY_DENIED', 3, err.message);
+      throw err;
+    }
+
+    // 4. Pure checks (workspace, command, env): no process, no network, no file mutation.
+    const adapter = adapterFor(entry.adapterKey);
+    if (!adapter) return fail('BINDING_INVALID', 1, `no adapter for ${entry.adapterKey}`);
+    const env: AdapterEnv = {
+      workspace: this.o.catalog.core.workspace,
+      supervisor: this.o.supervisor,
+      listing: this.o.catalog.entries.map((e) => ({ name: e.name, description: e.description, capability: e.capability, approval: e.approval, risk: e.risk, source: e.source })),
+    };
+    const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
+    let pre: Preflight;
+    try {
+      pre = adapter.preflight(adapterEntry, req.args, env);
+    } catch (err) {
+      if (err instanceof AdapterCheckError) return fail('CHECK_FAILED', 4, err.message);
+      if (err instanceof AdapterUnavailableError) return fail('NOT_IMPLEMENTED', 4, err.message);
+      throw err;
+    }
+    base.summary = pre.summary;
+    base.audit = pre.audit;
+
+    // 5. Approval: the folded policy, refined by the checks; the key binds this exact action.
+    const policy: ApprovalPolicy = refine(entry.approval, pre.checks);
+    base.policy = policy;
+    const key = approvalKey({
+      principal: ctx.principal,
+      session: ctx.sessionId,
+      coreRevision: entry.coreRevision,
+      capabilitySnapshot: this.o.catalog.capabilities.digest,
+      policy,
+      effect: { ref: entry.ref, name: entry.name },
+      action: pre.action as never,
+    });
+    let decision: ApprovalDecision;
+    try {
+      decision = await this.o.broker.decide(
+        {
+          key,
+          policy,
+          toolName: entry.name,
+          capability: entry.capability,
+          preview: previewArguments(req.args),
+          actionSummary: pre.summary,
+          principalId: ctx.principal,
+          sessionId: ctx.sessionId,
+        },
+        ctx.signal,
+      );
+    } catch (err) {
+      return fail('APPROVAL_DENIED', 5, `approval failed: ${(err as Error).message}`);
+    }
+    base.approval = { approved: decision.approved, source: decision.source, reason: decision.reason };
+    this.recordApproval(ctx, key.id, entry, decision);
+    if (!decision.approved) return fail('APPROVAL_DENIED', 5, decision.reason);
+
+    // 6. Secrets: bound only now, after approval, for this effect (the secrets layer fills this in).
+    const secrets: string[] = [];
+    base.secrets = secrets;
+
+    // 7. The adapter, under the deadline and the cancel signal.
+    const deadlineMs = ctx.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort();
+    ctx.signal?.addEventListener('abort', onAbort, { once: true });
+    let overran = false;
+    const timer = setTimeout(() => {
+      overran = true;
+      controller.abort();
+    }, deadlineMs + BACKSTOP_MS);
+    let out;
+    try {
+      out = await adapter.invoke(adapterEntry, req.args, { ...env, signal: controller.signal, deadlineMs, redact: secrets });
+    } catch (err) {
+      if (ctx.signal?.aborted) return fail('CANCELLED', 7, 'the call was cancelled');
+      if (overran) return fail('TIMEOUT', 7, `the effect exceeded its deadline of ${deadlineMs} ms`);
+      return fail('ADAPTER_FAILED', 7, (err as Error).message);
+    } finally {
+      clearTimeout(timer);
+      ctx.signal?.removeEventListener('abort', onAbort);
+    }
+
+    // 8. Bounded, redacted, separate views.
+    base.durationMs = Date.now() - t0;
+    let views;
+    try {
+      views = successViews(base, out);
+    } catch {
+      views = REDACTION_FAILED_VIEWS;
+      return { ok: false, callId: base.callId, tool: base.tool, code: 'REDACTION_FAILED', step: 8, message: 'redaction failed', views };
+    }
+    events.push({ kind: 'effect.completed', payload: views.durable });
+    this.record(ctx, events);
+    this.o.onOperatorView?.(views.operator);
+    return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
+  }
+
+  private validatorFor(entry: CatalogEntry): ValidateFunction {
+    let v = this.validators.get(entry.ref);
+    if (!v) {
+      v = this.ajv.compile(entry.inputSchema);
+      this.validators.set(entry.ref, v);
+    }
+    return v;
+  }
+
+  /** One transaction per effect: its events land together or not at all. */
+  private record(ctx: TurnExecutionContext, events: { kind: string; payload: unknown }[]): void {
+    if (events.length === 0) return;
+    appendEvents(this.o.db, ctx.sessionId, events.splice(0));
+  }
+
+  private recordApproval(ctx: TurnExecutionContext, key: string, entry: CatalogEntry, d: ApprovalDecision): void {
+    this.sessions.recordApproval({ principal: ctx.principal }, ctx.sessionId, {
+      key,
+      tool: entry.name,
+      capability: entry.capability,
+      decision: d.approved ? 'allow' : 'deny',
+      source: d.source,
+      reason: d.reason,
+    });
+  }
+}

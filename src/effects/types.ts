@@ -1,0 +1,66 @@
+// The EffectRuntime's typed edges: requests made from one catalog, results and errors with stable codes.
+import type { CatalogEntry } from '../catalog/index.js';
+
+/** Made only by EffectRuntime.request(): it binds the catalog that resolved the entry. */
+export interface EffectRequest {
+  readonly catalogId: string;
+  readonly entry: CatalogEntry;
+  readonly args: unknown;
+  readonly callId: string;
+}
+
+export interface TurnExecutionContext {
+  readonly principal: string;
+  readonly sessionId: string;
+  readonly signal?: AbortSignal;
+  /** Milliseconds this effect may take in all (default 120 s). */
+  readonly deadlineMs?: number;
+}
+
+export type EffectStep = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
+
+export type EffectErrorCode =
+  | 'BINDING_INVALID'
+  | 'ARGS_INVALID'
+  | 'PRINCIPAL_DENIED'
+  | 'CAPABILITY_DENIED'
+  | 'CHECK_FAILED'
+  | 'NOT_IMPLEMENTED'
+  | 'APPROVAL_DENIED'
+  | 'ADAPTER_FAILED'
+  | 'TIMEOUT'
+  | 'CANCELLED'
+  | 'REDACTION_FAILED';
+
+/** Separate views of one result; each consumer reads only its own. */
+export interface EffectViews {
+  /** Back to the model: bounded, redacted, no owner ids or internal metadata. */
+  readonly model: { readonly ok: boolean; readonly content: string };
+  /** For the operator's terminal or UI. */
+  readonly operator: Readonly<Record<string, unknown>>;
+  /** For the live event log. */
+  readonly event: Readonly<Record<string, unknown>>;
+  /** For SQLite (the audit chain). */
+  readonly durable: Readonly<Record<string, unknown>>;
+}
+
+export interface EffectResult {
+  readonly ok: true;
+  readonly callId: string;
+  readonly tool: string;
+  /** The effect ran; `isError` says whether it failed on its own terms (e.g. exit code 1). */
+  readonly isError: boolean;
+  readonly views: EffectViews;
+}
+
+export interface EffectError {
+  readonly ok: false;
+  readonly callId: string;
+  readonly tool: string;
+  readonly code: EffectErrorCode;
+  readonly step: EffectStep;
+  readonly message: string;
+  readonly views: EffectViews;
+}
+
+export type EffectOutcome = EffectResult | EffectError;

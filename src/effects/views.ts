@@ -1,0 +1,58 @@
+// Step 8: one result, separate views. If building them fails, every view is one fixed failed
+// result; raw adapter output is never the fallback.
+import type { EffectErrorCode, EffectStep, EffectViews } from './types.js';
+
+/** Model-facing content is bounded: the model sees the end of long output, with a note. */
+export const MODEL_CONTENT_MAX = 16_000;
+
+export const REDACTION_FAILED_VIEWS: EffectViews = Object.freeze({
+  model: Object.freeze({ ok: false, content: 'The tool result could not be safely redacted and was withheld.' }),
+  operator: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
+  event: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
+  durable: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
+});
+
+export function boundForModel(text: string): string {
+  if (text.length <= MODEL_CONTENT_MAX) return text;
+  return `[${text.length - MODEL_CONTENT_MAX} earlier characters omitted]\n${text.slice(-MODEL_CONTENT_MAX)}`;
+}
+
+export function redactAll(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s) out = out.split(s).join('[REDACTED]');
+  return out;
+}
+
+interface Common {
+  callId: string;
+  tool: string;
+  capability: string;
+  policy: string;
+  approval: { approved: boolean; source: string; reason: string } | null;
+  durationMs: number;
+  summary: string | null;
+  audit: Readonly<Record<string, unknown>> | null;
+  secrets: readonly string[];
+}
+
+export function successViews(c: Common, out: { text: string; isError: boolean; detail: Readonly<Record<string, unknown>> }): EffectViews {
+  const content = boundForModel(redactAll(out.text, c.secrets));
+  const event = { call_id: c.callId, tool: c.tool, status: out.isError ? 'tool_error' : 'ok', duration_ms: c.durationMs };
+  const durable = {
+    ...event,
+    capability: c.capability,
+    policy: c.policy,
+    approval: c.approval,
+    summary: c.summary === null ? null : redactAll(c.summary, c.secrets),
+    audit: c.audit,
+    detail: out.detail,
+  };
+  return { model: { ok: !out.isError, content }, operator: { ...durable, output: content }, event, durable };
+}
+
+export function errorViews(c: Common, code: EffectErrorCode, step: EffectStep, message: string): EffectViews {
+  const safe = redactAll(message, c.secrets);
+  const event = { call_id: c.callId, tool: c.tool, status: 'error', code, step, duration_ms: c.durationMs };
+  const durable = { ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, message: safe };
+  return { model: { ok: false, content: `${code}: ${safe}` }, operator: durable, event, durable };
+}
