@@ -4,6 +4,9 @@ import { runExec } from './exec.js';
 import { runDoctorCommand } from './doctor.js';
 import { runReconcile } from './reconcile.js';
 import { runAudit } from './audit.js';
+import { runCall } from './call.js';
+import { runCatalog } from './catalog.js';
+import { runRun } from './run.js';
 import { UsageError } from './usage.js';
 
 export const MAIN_HELP = `Usage: supervisor <command> [options]
@@ -16,7 +19,9 @@ Commands:
   reconcile [--json]                kill trees left behind by a supervisor that died
   audit verify [--session ID] [--json]
                                     check the hash chains of the audit log (exit 1 if broken)
-  run <core>                        run an agent core (not implemented yet)
+  run <core> [--prompt TEXT]        run a session of an agent core (scripted provider today)
+  catalog <core> [--json]           print the catalog a session of the core resolves
+  call <core> <tool> [--args JSON]  run one tool through the full pipeline, without a model
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -49,8 +54,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'audit':
         return await runAudit(rest);
       case 'run':
-        process.stderr.write('supervisor run: not implemented yet — the core loader, catalog and EffectRuntime come with a later release; use `supervisor exec` for one supervised command\n');
-        return 3;
+        return await runRun(rest);
+      case 'call':
+        return await runCall(rest);
+      case 'catalog':
+        return await runCatalog(rest);
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
     }

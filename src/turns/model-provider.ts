@@ -1,0 +1,28 @@
+// A model provider proposes the next assistant turn from the history and the catalog's tool
+// definitions. It formats nothing for another provider and sees only model views.
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  input_schema: Readonly<Record<string, unknown>>;
+}
+
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+export interface ModelTurn {
+  text: string | null;
+  toolCalls: ModelToolCall[];
+}
+
+export type HistoryItem =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls: ModelToolCall[] }
+  | { role: 'tool'; callId: string; name: string; ok: boolean; content: string };
+
+export interface ModelProvider {
+  readonly name: string;
+  next(history: readonly HistoryItem[], tools: readonly ToolDefinition[], signal?: AbortSignal): Promise<ModelTurn>;
+}

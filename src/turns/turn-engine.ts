@@ -1,0 +1,80 @@
+// The turn loop: ask the model, turn each of its tool calls into a request of this turn's
+// catalog, execute it through EffectRuntime, give the model the model view, until it answers
+// with text alone or the iteration limit is reached.
+import type { EffectOutcome, EffectRuntime } from '../effects/index.js';
+import type { HistoryItem, ModelProvider, ModelToolCall } from './model-provider.js';
+
+export type TurnEvent =
+  | { type: 'assistant'; iteration: number; text: string | null; toolCalls: number }
+  | { type: 'tool_call'; iteration: number; callId: string; name: string; arguments: unknown }
+  | { type: 'tool_result'; iteration: number; outcome: EffectOutcome }
+  | { type: 'unknown_tool'; iteration: number; callId: string; name: string }
+  | { type: 'final'; iteration: number; text: string }
+  | { type: 'limit_hit'; iteration: number; limit: number };
+
+export interface TurnEngineOptions {
+  runtime: EffectRuntime;
+  provider: ModelProvider;
+  principal: string;
+  sessionId: string;
+  maxIterations: number;
+  deadlineMs?: number;
+  signal?: AbortSignal;
+  onEvent?: (e: TurnEvent) => void;
+  /** Persists each history item (model views only). */
+  onHistory?: (item: HistoryItem) => void;
+}
+
+export interface TurnResult {
+  outcome: 'completed' | 'limit_hit' | 'cancelled';
+  finalText: string | null;
+  iterations: number;
+  effects: { ok: number; failed: number };
+}
+
+export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<TurnResult> {
+  const history: HistoryItem[] = [];
+  const push = (item: HistoryItem): void => {
+    history.push(item);
+    o.onHistory?.(item);
+  };
+  push({ role: 'user', content: prompt });
+  const tools = o.runtime.catalog.providerDefinitions();
+  const effects = { ok: 0, failed: 0 };
+  for (let iteration = 1; iteration <= o.maxIterations; iteration++) {
+    if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration - 1, effects };
+    const turn = await o.provider.next(history, tools, o.signal);
+    push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
+    o.onEvent?.({ type: 'assistant', iteration, text: turn.text, toolCalls: turn.toolCalls.length });
+    if (turn.toolCalls.length === 0) {
+      const text = turn.text ?? '';
+      o.onEvent?.({ type: 'final', iteration, text });
+      return { outcome: 'completed', finalText: text, iterations: iteration, effects };
+    }
+    for (const call of turn.toolCalls) {
+      const item = await runCall(call, iteration, o);
+      if (item.ok) effects.ok++;
+      else effects.failed++;
+      push(item);
+    }
+  }
+  o.onEvent?.({ type: 'limit_hit', iteration: o.maxIterations, limit: o.maxIterations });
+  return { outcome: 'limit_hit', finalText: null, iterations: o.maxIterations, effects };
+}
+
+async function runCall(call: ModelToolCall, iteration: number, o: TurnEngineOptions): Promise<HistoryItem & { role: 'tool' }> {
+  o.onEvent?.({ type: 'tool_call', iteration, callId: call.id, name: call.name, arguments: call.arguments });
+  const req = o.runtime.request(call.name, call.arguments, call.id);
+  if (!req) {
+    o.onEvent?.({ type: 'unknown_tool', iteration, callId: call.id, name: call.name });
+    return { role: 'tool', callId: call.id, name: call.name, ok: false, content: `UNKNOWN_TOOL: no tool named "${call.name}" in this turn; call tools_list to see the tools` };
+  }
+  const outcome = await o.runtime.execute(req, {
+    principal: o.principal,
+    sessionId: o.sessionId,
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+  });
+  o.onEvent?.({ type: 'tool_result', iteration, outcome });
+  return { role: 'tool', callId: call.id, name: call.name, ok: outcome.ok && !outcome.isError, content: outcome.views.model.content };
+}

@@ -1,0 +1,109 @@
+// supervisor run / call / catalog on the example core, as a user runs them: real CLI processes,
+// real store, real process trees, the audit chain checked afterwards.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CLI, tempDir } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../../examples/core/', import.meta.url));
+const dirs: { remove(): void }[] = [];
+const state = (): string => {
+  const d = tempDir();
+  dirs.push(d);
+  return d.path;
+};
+const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+const lines = (s: string): any[] => s.trim().split('\n').map((l) => JSON.parse(l));
+
+describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the example script runs POSIX commands' }, () => {
+  after(() => {
+    for (const d of dirs.splice(0)) d.remove();
+    removeTempCores();
+  });
+
+  test('run replays the example session: three terminal calls approved by rule, an intact audit chain', () => {
+    const dir = state();
+    const r = cli('run', EXAMPLE, '--approve', 'terminal', '--json', '--state-dir', dir);
+    assert.equal(r.status, 0, r.stderr);
+    const ev = lines(r.stdout);
+    assert.equal(ev[0].type, 'session');
+    const results = ev.filter((e) => e.type === 'tool_result');
+    assert.equal(results.length, 3);
+    assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'rule'));
+    assert.match(results[0].view.output, /hello/);
+    const end = ev.at(-1);
+    assert.deepEqual([end.type, end.outcome, end.effects.ok], ['end', 'completed', 3]);
+    const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
+    assert.equal(v.status, 0, v.stdout + v.stderr);
+  });
+
+  test('run without approval and without a terminal: every terminal call is refused at step 5, nothing runs', () => {
+    const core = makeCore({
+      'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': 'turns:\n  - tool_calls:\n      - name: terminal\n        arguments: { command: "touch marker" }\n  - text: done\n',
+    });
+    const r = cli('run', core, '--json', '--state-dir', state());
+    assert.equal(r.status, 0, r.stderr);
+    const refused = lines(r.stdout).filter((e) => e.type === 'tool_result');
+    assert.equal(refused.length, 1);
+    assert.deepEqual([refused[0].ok, refused[0].code, refused[0].step], [false, 'APPROVAL_DENIED', 5]);
+    assert.equal(spawnSync('test', ['-e', `${core}/marker`]).status, 1, 'the command never ran');
+  });
+
+  test('a model calling a tool that is not in the catalog is told so, and the session goes on', () => {
+    const core = makeCore({
+      'agent.yaml': 'name: t\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': 'turns:\n  - tool_calls:\n      - name: rm_rf\n        arguments: {}\n  - text: ok\n',
+    });
+    const r = cli('run', core, '--json', '--state-dir', state());
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(lines(r.stdout).some((e) => e.type === 'unknown_tool' && e.name === 'rm_rf'));
+  });
+
+  test('a provider that is not implemented says so and exits 3; a broken core names its file', () => {
+    const core = makeCore({ 'agent.yaml': 'name: t\nmodel:\n  provider: anthropic\n  model: claude\n' });
+    const r = cli('run', core, '--state-dir', state());
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /"anthropic" is not implemented yet/);
+    const bad = makeCore({ 'agent.yaml': 'name: t\ntoolsets: [terminal]\nbogus: 1\n' });
+    const b = cli('run', bad, '--state-dir', state());
+    assert.equal(b.status, 2);
+    assert.match(b.stderr, /agent\.yaml.*bogus/);
+  });
+
+  test('call runs one effect through the pipeline; --deny wins; bad arguments are usage errors', () => {
+    const dir = state();
+    const ok = cli('call', EXAMPLE, 'terminal', '--args', '{"command":"echo via-call"}', '--approve', 'terminal', '--state-dir', dir);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /via-call/);
+    const denied = cli('call', EXAMPLE, 'terminal', '--args', '{"command":"echo x"}', '--approve', 'terminal', '--deny', 'terminal', '--state-dir', dir);
+    assert.equal(denied.status, 1);
+    assert.match(denied.stderr, /APPROVAL_DENIED/);
+    const notJson = cli('call', EXAMPLE, 'terminal', '--args', '{command', '--state-dir', dir);
+    assert.equal(notJson.status, 2);
+    assert.match(notJson.stderr, /--args is not JSON/);
+    const unknown = cli('call', EXAMPLE, 'nosuch', '--state-dir', dir);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /no tool "nosuch"/);
+    const ungranted = cli('call', EXAMPLE, 'word_count', '--args', '{"text":"a b"}', '--json', '--state-dir', dir);
+    assert.equal(ungranted.status, 1);
+    assert.equal(JSON.parse(ungranted.stdout).code, 'CAPABILITY_DENIED');
+  });
+
+  test('catalog --json lists every entry with source, capability, approval, risk and provenance', () => {
+    const r = cli('catalog', EXAMPLE, '--json');
+    assert.equal(r.status, 0, r.stderr);
+    const c = JSON.parse(r.stdout);
+    assert.match(c.revision, /^[0-9a-f]{64}$/);
+    assert.deepEqual(
+      c.tools.map((t: any) => [t.name, t.source, t.capability, t.approval, t.granted]),
+      [
+        ['tools_list', 'builtin', 'catalog.read', 'prompt', true],
+        ['terminal', 'builtin', 'terminal.exec', 'prompt', true],
+        ['word_count', 'authored', 'tool.call:word_count', 'prompt', false],
+      ],
+    );
+  });
+});
