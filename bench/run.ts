@@ -10,16 +10,17 @@ import { join } from 'node:path';
 import { detectCgroupV2, lastCgroupProbeReason } from '../src/process/linux/cgroup.js';
 import { BenchContext, progress } from './common.js';
 import { runDrain, type DrainResult } from './drain.js';
+import { runEffect, type EffectResultBench } from './effect.js';
 import { runKill, type KillResult } from './kill.js';
 import { sweep } from './procs.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain';
-const ALL: Name[] = ['spawn', 'kill', 'drain'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -152,6 +153,21 @@ function drainTable(r: DrainResult): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function effectTable(r: EffectResultBench): string {
+  const row = (name: string, x: { perSecond: number; latency: { median: number; p99?: number; p90: number } }): string[] => [
+    name,
+    Math.round(x.perSecond).toLocaleString('en-US'),
+    fmtMs(x.latency.median),
+    fmtMs(x.latency.p99 ?? x.latency.p90),
+  ];
+  const rows = [['contender', 'per second', 'p50', 'p99'], row('effect (8 steps + event batch)', r.effect), row('bare async call', r.bareCall), row('bare SQLite insert (1 commit)', r.sqliteInsert)];
+  const notes = [
+    `${r.trials} sequential calls each, one core; effect / SQLite insert throughput: ${fmtRatio(r.effect.perSecond / r.sqliteInsert.perSecond)}`,
+    `the effect: schema validation, principal, capability, preflight, approval key + policy decision, adapter, views, one audit-chain transaction`,
+  ];
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const ctx = new BenchContext({ quick: args.quick, json: args.json });
@@ -170,7 +186,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -189,6 +205,9 @@ async function main(): Promise<number> {
         } else if (name === 'kill') {
           out.kill = await runKill(ctx);
           text.push(`\n== kill: 50-process tree, grace 200 ms  [target: median stop <= 300 ms, 0 survivors] ${verdict(out.kill.pass)}\n${killTable(out.kill)}`);
+        } else if (name === 'effect') {
+          out.effect = await runEffect(ctx);
+          text.push(`\n== effect: a no-op builtin through all eight steps with durable events  [target: >= 5,000 effects/s] ${verdict(out.effect.pass)}\n${effectTable(out.effect)}`);
         } else {
           out.drain = await runDrain(ctx);
           text.push(`\n== drain: 256 MiB stdout  [target: throughput >= 50% of baseline, RSS growth <= 64 MiB] ${verdict(out.drain.pass)}\n${drainTable(out.drain)}`);
@@ -221,7 +240,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 

@@ -4,6 +4,7 @@ export interface Summary {
   n: number;
   median: number;
   p90: number;
+  p99: number;
   mean: number;
   min: number;
   max: number;
@@ -35,6 +36,7 @@ export function summarize(xs: readonly number[]): Summary {
     n: s.length,
     median: quantileSorted(s, 0.5),
     p90: quantileSorted(s, 0.9),
+    p99: quantileSorted(s, 0.99),
     mean: s.length ? sum / s.length : Number.NaN,
     min: s.length ? s[0]! : Number.NaN,
     max: s.length ? s[s.length - 1]! : Number.NaN,
@@ -66,6 +68,7 @@ export function roundSummary(s: Summary, digits = 3): Summary {
     n: s.n,
     median: round(s.median, digits),
     p90: round(s.p90, digits),
+    p99: round(s.p99, digits),
     mean: round(s.mean, digits),
     min: round(s.min, digits),
     max: round(s.max, digits),

@@ -42,11 +42,18 @@ export class EffectRuntime {
   private readonly ajv: { compile(schema: unknown): ValidateFunction };
   private readonly sessions: SessionStore;
   private readonly issued = new WeakSet<EffectRequest>();
+  /** The catalog never changes under a runtime: build the model-facing listing once. */
+  private readonly listing: AdapterEnv['listing'];
+  private readonly callPrefix = `call_${randomBytes(4).toString('hex')}_`;
+  private calls = 0;
 
   constructor(private readonly o: EffectRuntimeOptions) {
     const AjvClass = createRequire(import.meta.url)('ajv').default as AjvCtor;
     this.ajv = new AjvClass({ allErrors: true, strict: false });
     this.sessions = new SessionStore(o.db);
+    this.listing = Object.freeze(
+      o.catalog.entries.map((e) => Object.freeze({ name: e.name, description: e.description, capability: e.capability, approval: e.approval, risk: e.risk, source: e.source })),
+    );
   }
 
   get catalog(): ResolvedEffectCatalog {
@@ -54,7 +61,7 @@ export class EffectRuntime {
   }
 
   /** Turns a model's call into a request bound to this runtime's catalog (the one name lookup). */
-  request(name: string, args: unknown, callId = `call_${randomBytes(6).toString('hex')}`): EffectRequest | null {
+  request(name: string, args: unknown, callId = `${this.callPrefix}${++this.calls}`): EffectRequest | null {
     const entry = this.o.catalog.entryForCall(name);
     if (!entry) return null;
     const req: EffectRequest = Object.freeze({ catalogId: this.o.catalog.id, entry, args, callId });
@@ -120,7 +127,7 @@ export class EffectRuntime {
     const env: AdapterEnv = {
       workspace: this.o.catalog.core.workspace,
       supervisor: this.o.supervisor,
-      listing: this.o.catalog.entries.map((e) => ({ name: e.name, description: e.description, capability: e.capability, approval: e.approval, risk: e.risk, source: e.source })),
+      listing: this.listing,
     };
     const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
     let pre: Preflight;
@@ -165,7 +172,9 @@ export class EffectRuntime {
       return fail('APPROVAL_DENIED', 5, `approval failed: ${(err as Error).message}`);
     }
     base.approval = { approved: decision.approved, source: decision.source, reason: decision.reason };
-    this.recordApproval(ctx, key.id, entry, decision);
+    // A decision someone made (operator, rule, cache of an operator's answer) is durable before
+    // anything runs; a policy's own auto/deny travels in the effect's event batch instead.
+    if (decision.source !== 'policy') this.recordApproval(ctx, key.id, entry, decision);
     if (!decision.approved) return fail('APPROVAL_DENIED', 5, decision.reason);
 
     // 6. Secrets: bound only now, after approval, for this effect (the secrets layer fills this in).

@@ -43,6 +43,7 @@ export function openStore(file: string): Database {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
+  db.pragma('wal_autocheckpoint = 8000');
   db.pragma('foreign_keys = ON');
   migrate(db, file);
   return db;

@@ -25,7 +25,7 @@ describe('the example core', () => {
     assert.deepEqual(snap.agent.toolsets, ['terminal']);
     assert.deepEqual(snap.agent.grants, ['terminal.exec']);
     assert.equal(snap.agent.approval.default, 'prompt');
-    assert.equal(snap.agent.approval.rules['terminal.exec'], 'auto');
+    assert.equal(snap.agent.approval.rules['mcp.connect:*'], 'prompt');
     assert.deepEqual(snap.agent.model, { provider: 'scripted', script: 'script.yaml' });
     assert.deepEqual(snap.tools.map((t) => t.name), ['word_count']);
     const tool = snap.tools[0]!;

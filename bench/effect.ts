@@ -1,0 +1,75 @@
+// Benchmark — effect: a no-op builtin effect (tools_list, policy auto) through all eight steps
+// with its durable event write, vs a bare async function call and a bare SQLite insert (one
+// commit each, same WAL settings), measured in the same run.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCore } from '../src/core/index.js';
+import { buildCatalog } from '../src/catalog/index.js';
+import { EffectRuntime } from '../src/effects/index.js';
+import { ProcessSupervisor } from '../src/process/index.js';
+import { ApprovalBroker, NonInteractiveApprover } from '../src/policy/index.js';
+import { openStore, SessionStore } from '../src/store/index.js';
+import type { BenchContext } from './common.js';
+import { progress } from './common.js';
+import { summarize, type Summary } from './stats.js';
+
+export interface EffectResultBench {
+  trials: number;
+  effect: { perSecond: number; latency: Summary };
+  bareCall: { perSecond: number; latency: Summary };
+  sqliteInsert: { perSecond: number; latency: Summary };
+  target: number;
+  pass: boolean;
+}
+
+async function timeLoop(n: number, fn: () => unknown | Promise<unknown>): Promise<{ perSecond: number; latency: Summary }> {
+  const lat: number[] = [];
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    const a = process.hrtime.bigint();
+    await fn();
+    lat.push(Number(process.hrtime.bigint() - a) / 1e6);
+  }
+  const totalS = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { perSecond: n / totalS, latency: summarize(lat) };
+}
+
+export async function runEffect(ctx: BenchContext): Promise<EffectResultBench> {
+  const n = ctx.options.quick ? 1_000 : 5_000;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-effect-'));
+  const coreDir = join(dir, 'core');
+  mkdirSync(coreDir);
+  writeFileSync(join(coreDir, 'agent.yaml'), 'name: bench\napproval:\n  default: auto\n');
+  const state = join(dir, 'state');
+  const sup = ProcessSupervisor.open({ stateDir: state });
+  const db = openStore(join(state, 'supervisor.db'));
+  try {
+    const core = await loadCore(coreDir);
+    const catalog = buildCatalog({ core, principal: 'bench' });
+    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
+    const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' });
+    const ectx = { principal: 'bench', sessionId: session.id };
+    db.exec('CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, payload TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO bench_rows (at, payload) VALUES (?, ?)');
+    const noop = async (x: number): Promise<number> => x + 1;
+    // Warm-up: JIT, prepared statements, the schema validator.
+    for (let i = 0; i < 200; i++) {
+      const r = await runtime.execute(runtime.request('tools_list', {})!, ectx);
+      if (!r.ok) throw new Error(`the no-op effect failed: ${r.code} ${r.message}`);
+    }
+    progress(`effect: ${n} no-op effects, ${n} bare calls, ${n} bare inserts`);
+    const effect = await timeLoop(n, async () => {
+      const r = await runtime.execute(runtime.request('tools_list', {})!, ectx);
+      if (!r.ok) throw new Error(r.message);
+    });
+    const bareCall = await timeLoop(n, () => noop(1));
+    const sqliteInsert = await timeLoop(n, () => insert.run(Date.now(), '{"k":"v"}'));
+    const target = 5_000;
+    return { trials: n, effect, bareCall, sqliteInsert, target, pass: effect.perSecond >= target };
+  } finally {
+    db.close();
+    await sup.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
