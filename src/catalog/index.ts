@@ -11,3 +11,4 @@ export {
   type SourceKind,
 } from './resolved-catalog.js';
 export { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from './builtin-definitions.js';
+export { CatalogCache, type CatalogCacheOptions, type EvictionReason } from './catalog-cache.js';

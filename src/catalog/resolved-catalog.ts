@@ -106,17 +106,21 @@ export interface BuildCatalogInput {
   connectPolicy?: string;
 }
 
-export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
-  const { core } = input;
-  // Every session may read its own catalog (tools_list): the model already sees these definitions.
-  const capabilities = CapabilitySnapshot.from([...core.agent.grants, IMPLICIT_GRANT]);
-  const identity: CatalogIdentityInput = {
+/** What a catalog built from `input` would be identified by (the cache compares this). */
+export function identityInputFor(input: BuildCatalogInput): CatalogIdentityInput {
+  return {
     principal: input.principal,
-    capabilities,
-    coreRevision: core.revision,
-    workspace: core.workspace,
+    // Every session may read its own catalog (tools_list): the model already sees these definitions.
+    capabilities: CapabilitySnapshot.from([...input.core.agent.grants, IMPLICIT_GRANT]),
+    coreRevision: input.core.revision,
+    workspace: input.core.workspace,
     connectPolicy: input.connectPolicy ?? '',
   };
+}
+
+export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
+  const { core } = input;
+  const identity = identityInputFor(input);
   const id = catalogIdentity(identity);
   const rules = Object.entries(core.agent.approval.rules).map(([capability, policy]) => ({ capability, policy }));
   const overrides = core.agent.tools;
