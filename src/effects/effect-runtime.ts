@@ -106,7 +106,6 @@ export class EffectRuntime {
       const why = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
       return fail('ARGS_INVALID', 1, `arguments do not match ${entry.name}'s input schema: ${why}`);
     }
-    events.push({ kind: 'effect.requested', payload: { call_id: base.callId, tool: entry.name, capability: entry.capability } });
 
     // 2. Principal scope: the catalog was resolved for one principal.
     if (ctx.principal !== this.o.catalog.principal) {
