@@ -12,11 +12,16 @@ export const ToolOverrideSchema = z
   })
   .strict();
 
+/** Command classes a core may let dynamic checks approve; see adapters/builtin/terminal-classify.ts. */
+export const AUTO_APPROVE_CLASSES = ['read-only'] as const;
+
 /** The global approval policy: a default plus rules keyed by capability pattern. */
 export const ApprovalConfigSchema = z
   .object({
     default: approvalPolicy.default('prompt'),
     rules: z.record(grantField(), approvalPolicy).default({}),
+    // Classes of calls that dynamic checks may approve without asking (the only way to relax a prompt).
+    auto_approve: z.array(z.enum(AUTO_APPROVE_CLASSES)).max(8).default([]).superRefine(noDuplicates('auto_approve class')),
   })
   .strict();
 

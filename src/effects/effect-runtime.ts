@@ -141,7 +141,7 @@ export class EffectRuntime {
     base.audit = pre.audit;
 
     // 5. Approval: the folded policy, refined by the checks; the key binds this exact action.
-    const policy: ApprovalPolicy = refine(entry.approval, pre.checks);
+    const policy: ApprovalPolicy = refine(entry.approval, pre.checks, { allowAutoFor: [...this.o.catalog.core.agent.approval.auto_approve] });
     base.policy = policy;
     const key = approvalKey({
       principal: ctx.principal,

@@ -23,20 +23,28 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     removeTempCores();
   });
 
-  test('run replays the example session: three terminal calls approved by rule, an intact audit chain', () => {
+  test('run replays the example session: three read-only terminal calls approved by policy, an intact audit chain', () => {
     const dir = state();
-    const r = cli('run', EXAMPLE, '--approve', 'terminal', '--json', '--state-dir', dir);
+    const r = cli('run', EXAMPLE, '--json', '--state-dir', dir);
     assert.equal(r.status, 0, r.stderr);
     const ev = lines(r.stdout);
     assert.equal(ev[0].type, 'session');
     const results = ev.filter((e) => e.type === 'tool_result');
     assert.equal(results.length, 3);
-    assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'rule'));
+    assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'policy'), 'auto_approve: [read-only]');
     assert.match(results[0].view.output, /hello/);
     const end = ev.at(-1);
     assert.deepEqual([end.type, end.outcome, end.effects.ok], ['end', 'completed', 3]);
     const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
+  });
+
+  test('--deny wins even over an automatic approval', () => {
+    const r = cli('run', EXAMPLE, '--deny', 'terminal:uname *', '--json', '--state-dir', state());
+    assert.equal(r.status, 0, r.stderr);
+    const results = lines(r.stdout).filter((e) => e.type === 'tool_result');
+    assert.deepEqual(results.map((e) => e.ok), [true, true, false]);
+    assert.equal(results[2].code, 'APPROVAL_DENIED');
   });
 
   test('run without approval and without a terminal: every terminal call is refused at step 5, nothing runs', () => {

@@ -133,7 +133,7 @@ describe('workspace and defaults', () => {
     const snap = await loadCore(makeCore());
     assert.deepEqual(
       { ...snap.agent },
-      { name: 'test-agent', description: '', toolsets: [], tools: {}, grants: [], approval: { default: 'prompt', rules: {} }, limits: {}, runtime: 'local', workspace: '.' },
+      { name: 'test-agent', description: '', toolsets: [], tools: {}, grants: [], approval: { default: 'prompt', rules: {}, auto_approve: [] }, limits: {}, runtime: 'local', workspace: '.' },
     );
     assert.deepEqual(snap.tools, []);
     assert.deepEqual(snap.mcp, []);

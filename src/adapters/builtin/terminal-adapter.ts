@@ -2,8 +2,34 @@
 // binds the exact command line and cwd into the approval; invoke runs the supervised tree.
 import { allowlistedEnv } from '../../process/child-env.js';
 import { AdapterCheckError, type EffectAdapter } from '../adapter-types.js';
+import { classifyCommand } from './terminal-classify.js';
 import { preflightTerminal, runTerminal, shellFor, type TerminalInput } from './terminal.js';
-import { WorkspacePathError } from './workspace-path.js';
+import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+/** An absolute path, a home path, a parent segment or any expansion: may read outside the workspace. */
+const LEAVES_WORKSPACE = /(^|[\s'"=:])[/~]|\.\.|\$/;
+
+/**
+ * Every word that names an existing path (or whose parent exists) must resolve, symlinks
+ * followed, inside the workspace; a quoted word is not taken apart here, so it does not qualify.
+ */
+function wordsStayInside(parts: readonly string[], cwd: string, workspace: string): boolean {
+  for (const part of parts) {
+    for (const word of part.split(/\s+/).slice(1)) {
+      if (word === '' || word.startsWith('-')) continue;
+      if (/['"\\]/.test(word)) return false;
+      const p = resolve(cwd, word);
+      try {
+        resolveInsideWorkspace(workspace, existsSync(p) ? p : dirname(p), 'argument');
+      } catch {
+        return false;
+      }
+    }
+  }
+  return true;
+}
 
 function input(args: unknown): TerminalInput {
   return args as TerminalInput; // schema-validated by the runtime in step 1
@@ -20,13 +46,23 @@ export const terminalAdapter: EffectAdapter = {
       throw err;
     }
     const envKeys = Object.keys(allowlistedEnv()).sort();
+    const cls = classifyCommand(a.command, { workspace: env.workspace });
+    // Read-only is not the same as inside the workspace (`cat ~/.ssh/id_rsa` changes nothing):
+    // only a read-only command that names no absolute, home, parent or variable path may skip asking.
+    const staysInside = !LEAVES_WORKSPACE.test(a.command) && wordsStayInside(cls.parts, cwd, env.workspace);
+    const autoable = process.platform !== 'win32' && cls.kind === 'read-only' && staysInside;
     return {
-      // The full classification (read-only, project code, everything else) comes with the secrets
-      // and terminal issue; until then every command needs the entry's policy as is.
-      checks: [{ check: 'terminal-preflight', classification: 'unclassified', minimum: 'auto' }],
+      checks: [
+        {
+          check: 'terminal-preflight',
+          classification: autoable ? 'read-only' : cls.kind === 'read-only' ? 'read-only-outside-workspace' : cls.kind,
+          minimum: autoable ? 'auto' : 'prompt',
+          reason: cls.kind === 'read-only' && !staysInside ? 'a read-only command naming a path that may leave the workspace' : cls.reason,
+        },
+      ],
       action: { kind: 'terminal.exec', target: { command: a.command, cwd, envKeys } },
       summary: a.command,
-      audit: { cwd, shell: shellFor(a.command).file, envKeys },
+      audit: { cwd, shell: shellFor(a.command).file, envKeys, classification: cls.kind, parts: cls.parts },
     };
   },
 

@@ -1,0 +1,862 @@
+// Terminal preflight classification: is a command line literally read-only, does it run project
+// code (a build/test runner or a workspace script), or is it something else? Pure — no
+// filesystem, no process, no environment — so it can run before approval and before any spawn.
+//
+// It parses a deliberately small subset of POSIX sh with its own tokenizer. Anything outside that
+// subset is 'other', never guessed at: a wrong 'other' costs one approval prompt, a wrong
+// 'read-only' runs something nobody approved. The verdicts assume the command runs under /bin/sh
+// or bash with the supervisor's allowlisted environment (no aliases, no BASH_ENV, no workspace
+// directory on PATH). cmd.exe quotes differently ('a & b' is two commands there), so a Windows
+// caller must not rely on a 'read-only' verdict from this module.
+import { posix } from 'node:path';
+
+export type CommandKind = 'read-only' | 'project-code' | 'other';
+
+export type CommandClass = {
+  kind: CommandKind;
+  /** A short human sentence saying why; for 'other', the first part that failed. */
+  reason: string;
+  /** Each simple command as written (words joined by one space), for the audit view. */
+  parts: string[];
+};
+
+export interface ClassifyOptions {
+  /** Absolute workspace root; workspace scripts are recognized by lexical containment only. */
+  workspace?: string;
+}
+
+/** Longer command lines are not worth parsing and too long to audit at a glance. */
+const MAX_COMMAND_BYTES = 16 * 1024;
+/** `bash -c "bash -c '…'"` is fine; a third nested shell is refused rather than parsed. */
+const MAX_SHELL_DEPTH = 2;
+
+/** Characters that are invisible or reorder text, so what runs would differ from what is shown. */
+const HIDDEN_CHAR = /[\u0001-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+
+export function classifyCommand(command: string, opts: ClassifyOptions = {}): CommandClass {
+  try {
+    return classifyScript(command, opts.workspace, 0);
+  } catch {
+    // Fail closed: a classifier bug must never turn into a 'read-only' verdict or a thrown preflight.
+    return { kind: 'other', reason: 'the command could not be classified', parts: [] };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokenizer
+
+interface Word {
+  /** As written, quotes included: the audit view shows exactly what the shell receives. */
+  raw: string;
+  /** After quote removal; `$NAME` expansions are kept verbatim. */
+  text: string;
+  /** Any quote or backslash: a quoted program name bypasses functions/aliases, so it is refused. */
+  quoted: boolean;
+  /** Contains `$NAME`/`${NAME}` outside single quotes: its value is unknown here. */
+  expands: boolean;
+  /** Contains an unquoted `*`, `?` or `[`: the shell may turn it into other words (file names). */
+  globs: boolean;
+  /** Starts with an unquoted `~`: the shell replaces it with a home directory. */
+  tilde: boolean;
+}
+
+type Op = '&&' | '||' | ';' | '|' | '\n';
+type Token = { word: Word } | { op: Op };
+
+/** Thrown inside the tokenizer; caught by classifyScript and turned into an 'other' verdict. */
+class Refusal {
+  constructor(readonly reason: string) {}
+}
+
+function refuse(reason: string): never {
+  throw new Refusal(reason);
+}
+
+const NAME_START = /[A-Za-z_]/;
+const NAME_CHAR = /[A-Za-z0-9_]/;
+/** `$?`, `$1`, `$@`…: plain expansions that cannot run anything. */
+const SPECIAL_PARAM = /[0-9?#$!@*-]/;
+/** Characters that end an unquoted word (for recognizing a standalone `{}`). */
+const WORD_END = new Set([' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')']);
+
+interface WordBuilder extends Omit<Word, 'raw'> {
+  start: number;
+}
+
+function tokenize(s: string): Token[] {
+  const tokens: Token[] = [];
+  let w: WordBuilder | null = null;
+  const begin = (i: number): WordBuilder =>
+    (w ??= { start: i, text: '', quoted: false, expands: false, globs: false, tilde: false });
+  const end = (i: number): void => {
+    if (w === null) return;
+    const { start, ...rest } = w;
+    tokens.push({ word: { raw: s.slice(start, i), ...rest } });
+    w = null;
+  };
+  const op = (o: Op): void => {
+    tokens.push({ op: o });
+  };
+
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i]!;
+    const next = s[i + 1];
+    switch (c) {
+      case ' ':
+      case '\t':
+        end(i);
+        i++;
+        continue;
+      case '\n':
+        // A newline separates commands exactly like ';'.
+        end(i);
+        op('\n');
+        i++;
+        continue;
+      case ';':
+        end(i);
+        if (next === ';') refuse("';;' is case syntax, not a simple command");
+        op(';');
+        i++;
+        continue;
+      case '&':
+        end(i);
+        if (next === '&') {
+          op('&&');
+          i += 2;
+          continue;
+        }
+        if (next === '>') refuse("redirection '&>' writes a file");
+        refuse("'&' runs a command in the background, beyond the supervised lifetime");
+      case '|':
+        end(i);
+        if (next === '|') {
+          op('||');
+          i += 2;
+          continue;
+        }
+        if (next === '&') refuse("'|&' redirects stderr into the pipe");
+        op('|');
+        i++;
+        continue;
+      case '<':
+        refuse(lessThanReason(s, i));
+      case '>':
+        // Every redirection is refused, /dev/null and descriptor copies included: telling
+        // harmless targets apart needs a bigger parser, and a wrong guess writes a file.
+        refuse(greaterThanReason(s, i));
+      case '(':
+      case ')':
+        refuse(`'${c}' starts a subshell or group, which is not a simple command`);
+      case '`':
+        refuse('backticks run a command substitution');
+      case '{':
+        // `{}` alone is a literal word (find's placeholder); any other brace is a group or a
+        // brace expansion, which can assemble a program name out of pieces.
+        if (w === null && next === '}' && (i + 2 >= s.length || WORD_END.has(s[i + 2]!))) {
+          begin(i).text += '{}';
+          i += 2;
+          continue;
+        }
+        refuse(`'{' starts a brace group or expansion`);
+      case '}':
+        refuse(`'}' ends a brace group or expansion`);
+      case '#':
+        if (w === null) refuse("'#' starts a comment, which hides text from the audit view");
+        begin(i).text += c;
+        i++;
+        continue;
+      case '\\': {
+        if (next === undefined) refuse('a trailing backslash is an incomplete escape');
+        if (next === '\n') refuse('a backslash-newline continues the line across the audit view');
+        const b = begin(i);
+        b.text += next;
+        b.quoted = true;
+        i += 2;
+        continue;
+      }
+      case "'": {
+        const close = s.indexOf("'", i + 1);
+        if (close < 0) refuse('unbalanced single quote');
+        const b = begin(i);
+        b.text += s.slice(i + 1, close);
+        b.quoted = true;
+        i = close + 1;
+        continue;
+      }
+      case '"':
+        i = readDoubleQuoted(s, i, begin(i));
+        continue;
+      case '$':
+        i = readDollar(s, i, begin(i), false);
+        continue;
+      case '*':
+      case '?':
+      case '[': {
+        const b = begin(i);
+        b.globs = true;
+        b.text += c;
+        i++;
+        continue;
+      }
+      case '~': {
+        const fresh = w === null;
+        const b = begin(i);
+        if (fresh) b.tilde = true;
+        b.text += c;
+        i++;
+        continue;
+      }
+      default:
+        begin(i).text += c;
+        i++;
+        continue;
+    }
+  }
+  end(s.length);
+  return tokens;
+}
+
+function lessThanReason(s: string, i: number): string {
+  if (s[i + 1] === '(') return "process substitution '<(' runs a command";
+  if (s.startsWith('<<<', i)) return "here-string '<<<' feeds input to the command";
+  if (s[i + 1] === '<') return "here-document '<<' feeds input to the command";
+  return "redirection '<' reads a file into the command";
+}
+
+function greaterThanReason(s: string, i: number): string {
+  if (s[i + 1] === '(') return "process substitution '>(' runs a command";
+  if (s[i + 1] === '>') return "redirection '>>' appends to a file";
+  if (s[i + 1] === '&') return "redirection '>&' redirects a descriptor";
+  if (s[i + 1] === '|') return "redirection '>|' writes a file";
+  return "redirection '>' writes a file";
+}
+
+/** Reads `"…"` starting at the opening quote; returns the index after the closing quote. */
+function readDoubleQuoted(s: string, open: number, b: WordBuilder): number {
+  b.quoted = true;
+  let i = open + 1;
+  while (i < s.length) {
+    const c = s[i]!;
+    if (c === '"') return i + 1;
+    if (c === '\\') {
+      const next = s[i + 1];
+      if (next === '\n') refuse('a backslash-newline continues the line across the audit view');
+      if (next === '"' || next === '\\' || next === '$' || next === '`') {
+        b.text += next;
+        i += 2;
+        continue;
+      }
+      // Any other backslash is literal inside double quotes.
+      b.text += c;
+      i++;
+      continue;
+    }
+    if (c === '`') refuse('backticks inside double quotes run a command substitution');
+    if (c === '$') {
+      i = readDollar(s, i, b, true);
+      continue;
+    }
+    b.text += c;
+    i++;
+  }
+  refuse('unbalanced double quote');
+}
+
+/** Reads a `$…` at index i; only plain parameter expansions pass. Returns the next index. */
+function readDollar(s: string, i: number, b: WordBuilder, inDoubleQuotes: boolean): number {
+  const next = s[i + 1];
+  if (next === '(') refuse("command substitution '$(' runs a command");
+  if (next === '[') refuse("arithmetic '$[' can run code through array subscripts");
+  if (next === '{') {
+    const close = s.indexOf('}', i + 2);
+    if (close < 0) refuse("unbalanced '${'");
+    const inner = s.slice(i + 2, close);
+    // Operators (`:=`, `/`, `!`, subscripts…) can assign, or evaluate arithmetic that runs code.
+    if (!/^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[?#$!@*-])$/.test(inner)) {
+      refuse(`parameter expansion ${show(`\${${inner}}`, 24)} uses operators`);
+    }
+    b.text += s.slice(i, close + 1);
+    b.expands = true;
+    return close + 1;
+  }
+  if (!inDoubleQuotes && (next === "'" || next === '"')) refuse(`'$${next}' quoting is not supported`);
+  if (next !== undefined && NAME_START.test(next)) {
+    let j = i + 2;
+    while (j < s.length && NAME_CHAR.test(s[j]!)) j++;
+    b.text += s.slice(i, j);
+    b.expands = true;
+    return j;
+  }
+  if (next !== undefined && SPECIAL_PARAM.test(next)) {
+    b.text += s.slice(i, i + 2);
+    b.expands = true;
+    return i + 2;
+  }
+  // A `$` before anything else is a literal dollar sign.
+  b.text += '$';
+  return i + 1;
+}
+
+/** Groups tokens into simple commands, enforcing the grammar `cmd (op cmd)* [;|\n]`. */
+function splitParts(tokens: Token[]): Word[][] {
+  const parts: Word[][] = [];
+  let cur: Word[] = [];
+  let dangling: Op | null = null;
+  for (const t of tokens) {
+    if ('word' in t) {
+      cur.push(t.word);
+      dangling = null;
+      continue;
+    }
+    if (cur.length === 0) {
+      // Blank lines and a newline after '&&'/'|' are ordinary shell layout.
+      if (t.op === '\n') continue;
+      refuse(`'${t.op}' has no command before it`);
+    }
+    parts.push(cur);
+    cur = [];
+    if (t.op === '&&' || t.op === '||' || t.op === '|') dangling = t.op;
+  }
+  if (cur.length > 0) parts.push(cur);
+  else if (dangling !== null) refuse(`'${dangling}' has no command after it`);
+  if (parts.length === 0) refuse('empty command');
+  return parts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classification
+
+type Verdict = { kind: CommandKind; reason: string };
+
+const other = (reason: string): Verdict => ({ kind: 'other', reason });
+const readOnly = (reason: string): Verdict => ({ kind: 'read-only', reason });
+const projectCode = (reason: string): Verdict => ({ kind: 'project-code', reason });
+
+function classifyScript(command: string, workspace: string | undefined, depth: number): CommandClass {
+  const refused = (reason: string): CommandClass => ({ kind: 'other', reason, parts: [] });
+  if (typeof command !== 'string') return refused('the command is not a string');
+  if (Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES) return refused('the command is longer than 16 KiB');
+  if (command.includes('\0')) return refused('the command contains a NUL byte');
+  const hidden = HIDDEN_CHAR.exec(command);
+  if (hidden) {
+    const code = hidden[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+    return refused(`the command contains an invisible or control character (U+${code}) that hides text from the audit view`);
+  }
+  if (command.trim() === '') return refused('empty command');
+
+  let parts: Word[][];
+  try {
+    parts = splitParts(tokenize(command));
+  } catch (err) {
+    if (err instanceof Refusal) return refused(err.reason);
+    throw err;
+  }
+  const audit = parts.map((words) => words.map((w) => w.raw).join(' '));
+  const verdicts = parts.map((words) => classifyPart(words, workspace, depth));
+  const firstOther = verdicts.find((v) => v.kind === 'other');
+  if (firstOther) return { kind: 'other', reason: firstOther.reason, parts: audit };
+  const firstProject = verdicts.find((v) => v.kind === 'project-code');
+  if (firstProject) return { kind: 'project-code', reason: firstProject.reason, parts: audit };
+  return { kind: 'read-only', reason: 'every part is a known read-only command', parts: audit };
+}
+
+/** `NAME=` or `NAME+=` or `NAME[i]=` before the program: changes how the program runs. */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=/;
+
+function classifyPart(words: Word[], workspace: string | undefined, depth: number): Verdict {
+  const [prog, ...args] = words as [Word, ...Word[]];
+  if (ASSIGNMENT.test(prog.raw)) return other('an environment assignment before the program changes how it runs');
+  if (prog.expands) return other('the program name comes from a variable expansion');
+  if (prog.quoted) return other(`the program name ${show(prog.text)} is quoted or escaped, so it is not classified`);
+  if (prog.globs && prog.raw !== '[') return other(`the program name ${show(prog.raw)} is a glob pattern`);
+  if (prog.tilde || prog.text.includes('/')) return classifyPathProgram(prog.text, args, workspace);
+
+  const name = prog.text;
+  if (name === 'git') return other('git commands always ask');
+  if (name === 'bash' || name === 'sh') return classifyShell(name, args, workspace, depth);
+  if (INTERACTIVE.has(name)) return other(`${name} is interactive and waits for a terminal`);
+
+  const safe = READ_ONLY.get(name);
+  if (safe !== undefined) {
+    if (safe.check === undefined) return readOnly(`${name} is a known read-only command`);
+    // Flags are checked on the words as written; an expansion or glob could become a flag later.
+    const hidden = args.find((a) => a.expands || a.globs);
+    if (hidden) return other(`${name} argument ${show(hidden.raw)} expands at run time, so its flags cannot be checked`);
+    const problem = safe.check(args.map((a) => a.text));
+    return problem === null ? readOnly(`${name} is a known read-only command`) : other(problem);
+  }
+
+  const runner = RUNNERS.get(name);
+  if (runner !== undefined) {
+    const outside = projectArgProblem(args, workspace);
+    if (outside !== null) return other(`${name}: ${outside}`);
+    return runner(args, workspace);
+  }
+  return other(`${show(name)} is not a known read-only command or project runner`);
+}
+
+function classifyPathProgram(path: string, args: Word[], workspace: string | undefined): Verdict {
+  // A path is never read-only: `./ls` or `/usr/bin/ls` is whatever file sits there, not the
+  // known program. Inside the workspace it is project code; anywhere else it is refused.
+  if (!insideWorkspace(path, workspace)) {
+    return other(`${show(path)} is a path outside the workspace, not a known command`);
+  }
+  const outside = projectArgProblem(args, workspace);
+  if (outside !== null) return other(`${show(path)}: ${outside}`);
+  return projectCode(`${show(path)} is a script inside the workspace`);
+}
+
+function classifyShell(name: string, args: Word[], workspace: string | undefined, depth: number): Verdict {
+  const [first, second] = args;
+  if (first === undefined) return other(`${name} without a script reads commands from stdin`);
+  if (!first.expands && (first.text === '-c' || first.text === '-lc')) {
+    if (args.length !== 2 || second === undefined) return other(`${name} -c with extra arguments is not classified`);
+    if (second.expands || second.globs || second.tilde) {
+      return other(`the ${name} -c script contains expansions made by the outer shell`);
+    }
+    if (depth + 1 > MAX_SHELL_DEPTH) return other(`shells nested more than ${MAX_SHELL_DEPTH} deep are not classified`);
+    const inner = classifyScript(second.text, workspace, depth + 1);
+    if (inner.kind === 'read-only') return readOnly(`the ${name} -c script is read-only`);
+    if (inner.kind === 'project-code') return other(`${name} -c passes only read-only scripts; this one runs project code`);
+    return other(`${name} -c script: ${inner.reason}`);
+  }
+  if (first.text.startsWith('-') || first.expands || first.globs) {
+    return other(`${name} ${show(first.raw)} is not a workspace script`);
+  }
+  if (!insideWorkspace(first.text, workspace)) {
+    return other(`${name} ${show(first.text)} runs a script outside the workspace`);
+  }
+  const outside = projectArgProblem(args.slice(1), workspace);
+  if (outside !== null) return other(`${name}: ${outside}`);
+  return projectCode(`${name} ${show(first.text)} runs a workspace script`);
+}
+
+/**
+ * Lexical containment only (no realpath): a relative path must not climb out with `..` (the cwd
+ * is already inside the workspace), an absolute one must lie under the workspace root. `~` is
+ * someone's home, never the workspace.
+ */
+function insideWorkspace(path: string, workspace: string | undefined): boolean {
+  if (path === '' || path.startsWith('~')) return false;
+  if (posix.isAbsolute(path)) {
+    if (workspace === undefined || !posix.isAbsolute(workspace)) return false;
+    const rel = posix.relative(posix.normalize(workspace), posix.normalize(path));
+    return rel !== '' && rel !== '..' && !rel.startsWith('../') && !posix.isAbsolute(rel);
+  }
+  const norm = posix.normalize(path);
+  return norm !== '..' && !norm.startsWith('../');
+}
+
+/** Project code means code from the workspace: refuse remote specifiers and outside paths. */
+function projectArgProblem(args: Word[], workspace: string | undefined): string | null {
+  for (const a of args) {
+    const t = a.text;
+    if (t.includes('://') || /^(?:npm|jsr|github|gitlab|bitbucket|git\+[a-z]+):/i.test(t)) {
+      return `argument ${show(t)} fetches code from outside the workspace`;
+    }
+    const value = t.startsWith('-') && t.includes('=') ? t.slice(t.indexOf('=') + 1) : t;
+    const pathLike = value.startsWith('/') || value.startsWith('~') || value === '..' || value.startsWith('../') || value.includes('/..');
+    if (pathLike && !a.expands && !insideWorkspace(value, workspace)) {
+      return `argument ${show(t)} points outside the workspace`;
+    }
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read-only programs
+
+interface SafeProgram {
+  /**
+   * Present for programs with unsafe flags or operands. Those arguments must be literal (no
+   * expansion, no glob) because a file named `-delete` in the workspace would otherwise turn
+   * `find *` into a deletion. Returns the reason the arguments are unsafe, or null.
+   */
+  check?: (args: string[]) => string | null;
+}
+
+interface FlagRule {
+  /** Single-letter options, also inside clusters like `-rf`. */
+  short?: string;
+  /** Long options; any prefix counts, because getopt_long accepts unique abbreviations. */
+  long?: readonly string[];
+  /** Whole words (find's predicates). */
+  exact?: readonly string[];
+  what: string;
+}
+
+function shortLetters(a: string): string {
+  return a.length > 1 && a[0] === '-' && a[1] !== '-' ? a.slice(1) : '';
+}
+
+function longName(a: string): string | null {
+  if (!a.startsWith('--') || a.length === 2) return null;
+  const eq = a.indexOf('=');
+  return eq < 0 ? a.slice(2) : a.slice(2, eq);
+}
+
+function flagRules(program: string, rules: readonly FlagRule[]): (args: string[]) => string | null {
+  return (args) => {
+    // Every word is scanned, option values and operands after `--` included: a false hit only
+    // costs a prompt, while skipping a word that the program does parse as a flag would not.
+    for (const a of args) {
+      const letters = shortLetters(a);
+      const long = longName(a);
+      for (const r of rules) {
+        const hit =
+          (r.exact?.includes(a) ?? false) ||
+          (r.short !== undefined && [...letters].some((ch) => r.short!.includes(ch))) ||
+          (r.long !== undefined && long !== null && long !== '' && r.long.some((l) => l.startsWith(long)));
+        if (hit) return `${program} with ${show(a)} ${r.what}`;
+      }
+    }
+    return null;
+  };
+}
+
+function allOf(...checks: Array<(args: string[]) => string | null>): (args: string[]) => string | null {
+  return (args) => {
+    for (const c of checks) {
+      const r = c(args);
+      if (r !== null) return r;
+    }
+    return null;
+  };
+}
+
+const noArgs = (program: string, what: string) => (args: string[]): string | null =>
+  args.length === 0 ? null : `${program} with arguments ${what}`;
+
+const findCheck = flagRules('find', [
+  { exact: ['-exec', '-execdir', '-ok', '-okdir'], what: 'can run programs' },
+  { exact: ['-delete'], what: 'deletes files' },
+  { exact: ['-fprint', '-fprint0', '-fprintf', '-fls'], what: 'writes a file' },
+]);
+
+const rgCheck = flagRules('rg', [
+  { long: ['pre', 'pre-glob'], what: 'runs a preprocessor program' },
+  { short: 'z', long: ['search-zip'], what: 'runs decompression programs' },
+  { long: ['hostname-bin'], what: 'runs a program' },
+]);
+
+/** Only `sed -n 'Np'` / `sed -n 'N,Mp'` [files]: every other script can write (`w`, `-i`) or run (`e`). */
+function sedCheck(args: string[]): string | null {
+  const [flag, script, ...files] = args;
+  const ok =
+    flag === '-n' &&
+    script !== undefined &&
+    /^[0-9]+(?:,[0-9]+)?p$/.test(script) &&
+    // GNU sed takes options after operands too, so a "file" starting with '-' could be `-i`.
+    files.every((f) => f !== '' && !f.startsWith('-'));
+  return ok ? null : "sed is read-only only as sed -n 'Np' or 'N,Mp' with file names";
+}
+
+const sortCheck = flagRules('sort', [
+  { short: 'o', long: ['output'], what: 'writes a file' },
+  { long: ['compress-program'], what: 'runs a program' },
+]);
+
+const tailCheck = allOf(
+  flagRules('tail', [{ short: 'fF', long: ['follow'], what: 'never ends' }]),
+  // Obsolete `tail +5f file` follows too.
+  (args) => {
+    const a = args.find((x) => x.startsWith('+') && x.includes('f'));
+    return a === undefined ? null : `tail with ${show(a)} never ends`;
+  },
+);
+
+/** date: `-s`/`--set` and any operand other than `+FORMAT` set the system clock. */
+function dateCheck(args: string[]): string | null {
+  const valueLongs = ['date', 'file', 'reference'];
+  let operandsOnly = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!operandsOnly && a === '--') {
+      operandsOnly = true;
+      continue;
+    }
+    const long = operandsOnly ? null : longName(a);
+    if (long !== null) {
+      if ('set'.startsWith(long)) return `date with ${show(a)} sets the system clock`;
+      if (!a.includes('=') && valueLongs.some((l) => l.startsWith(long))) i++;
+      continue;
+    }
+    if (!operandsOnly && a.length > 1 && a.startsWith('-')) {
+      // Walk the cluster the way getopt does: a value-taking letter swallows the rest of the
+      // word (`-dyesterday`, `-Iseconds`) or, at the end of it, the next word (`-d yesterday`).
+      for (let k = 1; k < a.length; k++) {
+        const ch = a[k]!;
+        if (ch === 's') return `date with ${show(a)} sets the system clock`;
+        if (ch === 'I') break;
+        if ('dfr'.includes(ch)) {
+          if (k === a.length - 1) i++;
+          break;
+        }
+      }
+      continue;
+    }
+    if (!a.startsWith('+')) return `date with the operand ${show(a)} sets the system clock`;
+  }
+  return null;
+}
+
+const base64Check = flagRules('base64', [{ short: 'o', long: ['output'], what: 'writes a file' }]);
+
+const XXD_FLAGS = new Set([
+  'a', 'autoskip', 'b', 'bits', 'C', 'capitalize', 'E', 'EBCDIC', 'e', 'h', 'help', 'i', 'include',
+  'p', 'ps', 'postscript', 'plain', 'r', 'revert', 'd', 'u', 'v', 'version',
+]);
+const XXD_VALUE_FLAGS = new Set(['c', 'cols', 'g', 'groupsize', 'l', 'len', 'n', 'name', 'o', 'offset', 's', 'seek', 'R']);
+
+/** xxd writes its second operand (`xxd in out`, `xxd -r hex out`); options end at the first operand. */
+function xxdCheck(args: string[]): string | null {
+  let operands = 0;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (operands > 0 || a === '-' || !a.startsWith('-')) {
+      operands++;
+      continue;
+    }
+    if (a === '--') {
+      // Everything after `--` is an operand.
+      operands += args.length - i - 1;
+      break;
+    }
+    // xxd reads `--cols` as `-cols`.
+    const opt = a.startsWith('--') ? a.slice(2) : a.slice(1);
+    if (XXD_FLAGS.has(opt)) continue;
+    if (XXD_VALUE_FLAGS.has(opt)) {
+      i++;
+      continue;
+    }
+    if (/^[cglos][+-]?(?:0x)?[0-9a-fA-F]+$/.test(opt)) continue;
+    return `xxd option ${show(a)} is not recognized`;
+  }
+  return operands > 1 ? 'xxd with a second operand writes its output to that file' : null;
+}
+
+const UNIQ_SHORT = 'cdDiuz';
+const UNIQ_SHORT_VALUE = 'fsw';
+const UNIQ_LONG = ['count', 'repeated', 'ignore-case', 'unique', 'zero-terminated', 'help', 'version', 'all-repeated', 'group'];
+const UNIQ_LONG_VALUE = ['skip-fields', 'skip-chars', 'check-chars'];
+
+/** uniq writes its second operand; GNU getopt permutes, so operands may come anywhere. */
+function uniqCheck(args: string[]): string | null {
+  let operands = 0;
+  let operandsOnly = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (operandsOnly || a === '-' || !a.startsWith('-')) {
+      operands++;
+      continue;
+    }
+    if (a === '--') {
+      operandsOnly = true;
+      continue;
+    }
+    const long = longName(a);
+    if (long !== null) {
+      // Exact names only: an abbreviation's value-taking is not worth re-deriving here.
+      if (UNIQ_LONG_VALUE.includes(long)) {
+        if (!a.includes('=')) i++;
+        continue;
+      }
+      if (UNIQ_LONG.includes(long)) continue;
+      return `uniq option ${show(a)} is not recognized`;
+    }
+    const letters = a.slice(1);
+    for (let k = 0; k < letters.length; k++) {
+      const ch = letters[k]!;
+      if (/[0-9]/.test(ch) || UNIQ_SHORT.includes(ch)) continue;
+      if (UNIQ_SHORT_VALUE.includes(ch)) {
+        if (k === letters.length - 1) i++;
+        break;
+      }
+      return `uniq option ${show(a)} is not recognized`;
+    }
+  }
+  return operands > 1 ? 'uniq with a second operand writes its output to that file' : null;
+}
+
+const treeCheck = flagRules('tree', [
+  { short: 'o', long: ['output'], what: 'writes a file' },
+  { short: 'R', what: 'writes 00Tree.html files in every directory' },
+]);
+
+function printfCheck(args: string[]): string | null {
+  return args[0]?.startsWith('-v') ? 'printf with -v assigns a shell variable' : null;
+}
+
+const fileCheck = flagRules('file', [
+  { short: 'C', long: ['compile'], what: 'writes a compiled magic file' },
+  { short: 'zZ', long: ['uncompress', 'uncompress-noreport'], what: 'runs decompression programs' },
+]);
+
+/** BSD-style `ps e` prints every process's environment, which can hold other processes' secrets. */
+function psCheck(args: string[]): string | null {
+  const a = args.find((x) => !x.startsWith('-') && x.includes('e'));
+  return a === undefined ? null : `ps with ${show(a)} prints process environments, which can hold secrets`;
+}
+
+/** bash's `test -v 'a[$(cmd)]'` evaluates the subscript, running cmd. */
+function testCheck(args: string[]): string | null {
+  const a = args.find((x) => x === '-v' || x === '-R');
+  return a === undefined ? null : `test with ${a} evaluates a variable name, which can run code in bash`;
+}
+
+const ALWAYS_SAFE = [
+  'cat', 'ls', 'pwd', 'echo', 'head', 'wc', 'grep', 'egrep', 'fgrep', 'cut', 'tr', 'nl', 'stat',
+  'du', 'df', 'uname', 'whoami', 'id', 'printenv', 'which', 'type', 'basename', 'dirname',
+  'realpath', 'readlink', 'true', 'false', 'diff', 'cmp', 'sha1sum', 'sha224sum', 'sha256sum',
+  'sha384sum', 'sha512sum', 'md5sum', 'column', 'jq', 'od', 'hexdump',
+] as const;
+
+const READ_ONLY = new Map<string, SafeProgram>([
+  ...ALWAYS_SAFE.map((n): [string, SafeProgram] => [n, {}]),
+  ['find', { check: findCheck }],
+  ['rg', { check: rgCheck }],
+  ['sed', { check: sedCheck }],
+  ['sort', { check: sortCheck }],
+  ['tail', { check: tailCheck }],
+  ['date', { check: dateCheck }],
+  ['base64', { check: base64Check }],
+  ['xxd', { check: xxdCheck }],
+  ['uniq', { check: uniqCheck }],
+  ['tree', { check: treeCheck }],
+  ['printf', { check: printfCheck }],
+  ['file', { check: fileCheck }],
+  ['env', { check: noArgs('env', 'runs a program or changes the environment') }],
+  ['hostname', { check: noArgs('hostname', 'can set the host name') }],
+  ['ps', { check: psCheck }],
+  ['test', { check: testCheck }],
+  ['[', { check: testCheck }],
+]);
+
+/** Read-only in effect, but they wait for a terminal (and pagers can run shell commands). */
+const INTERACTIVE = new Set(['less', 'more', 'most', 'vi', 'vim', 'nano', 'top', 'htop', 'watch']);
+
+// ---------------------------------------------------------------------------------------------
+// Project runners
+
+type Runner = (args: Word[], workspace: string | undefined) => Verdict;
+
+function withSubcommand(name: string, allowed: readonly string[]): Runner {
+  return (args) => {
+    const sub = args[0]?.text;
+    if (sub !== undefined && !args[0]!.expands && allowed.includes(sub)) return projectCode(`${name} ${sub} runs project code`);
+    // Install/publish/… fetch or change things beyond the project; flags first are not worth parsing.
+    const what = sub === undefined ? name : `${name} ${show(sub)}`;
+    return other(`${what} is not a project build, test or run command`);
+  };
+}
+
+const anyArgs = (name: string): Runner => () => projectCode(`${name} runs project code`);
+
+/** `-e`, `-p`, `-i`, `-` and friends run code from the command line or stdin, not from the project. */
+function inlineCodeFlag(args: Word[], shorts: string, longs: readonly string[]): string | null {
+  for (const a of args) {
+    const t = a.text;
+    if (t === '-') return t;
+    if ([...shortLetters(t)].some((ch) => shorts.includes(ch))) return t;
+    const long = longName(t);
+    if (long !== null && longs.includes(long)) return t;
+  }
+  return null;
+}
+
+const nodeRunner: Runner = (args) => {
+  if (args.length === 0) return other('node without a script starts a REPL or reads code from stdin');
+  const flag = inlineCodeFlag(args, 'epi', ['eval', 'print', 'interactive']);
+  if (flag !== null) return other(`node ${show(flag)} runs code from the command line, not the project`);
+  return projectCode('node runs project code');
+};
+
+const bunRunner: Runner = (args, workspace) => {
+  const flag = inlineCodeFlag(args, 'ep', ['eval', 'print']);
+  if (flag !== null) return other(`bun ${show(flag)} runs code from the command line, not the project`);
+  const first = args[0];
+  if (first !== undefined && ['run', 'test', 'build'].includes(first.text)) return projectCode(`bun ${first.text} runs project code`);
+  if (first !== undefined && !first.text.startsWith('-') && first.text.includes('.') && insideWorkspace(first.text, workspace)) {
+    return projectCode(`bun ${show(first.text)} runs a workspace script`);
+  }
+  return other('bun is classified only for run, test, build or a workspace script');
+};
+
+const pythonRunner = (name: string): Runner => (args, workspace) => {
+  const flag = inlineCodeFlag(args, 'ci', []);
+  if (flag !== null) return other(`${name} ${show(flag)} runs code from the command line or stdin, not the project`);
+  const m = args.findIndex((a) => a.text === '-m');
+  if (m >= 0 && args[m + 1] !== undefined) return projectCode(`${name} -m ${show(args[m + 1]!.text)} runs project code`);
+  const script = args.find((a) => !a.text.startsWith('-'));
+  if (script !== undefined && !script.expands && insideWorkspace(script.text, workspace)) {
+    return projectCode(`${name} ${show(script.text)} runs a workspace script`);
+  }
+  return other(`${name} without a workspace script or -m module starts a REPL or reads stdin`);
+};
+
+/** pip only as `pip install` of the project itself or its requirements files. */
+const pipRunner = (name: string): Runner => (args, workspace) => {
+  if (args[0]?.text !== 'install' || args.length < 2) return other(`${name} is classified only as install of workspace requirements`);
+  for (let i = 1; i < args.length; i++) {
+    const t = args[i]!.text;
+    if (['-r', '--requirement', '-e', '--editable'].includes(t)) {
+      const v = args[i + 1];
+      if (v === undefined || !insideWorkspace(v.text, workspace)) return other(`${name} ${t} needs a workspace path`);
+      i++;
+      continue;
+    }
+    if ((t === '.' || t.startsWith('./')) && insideWorkspace(t, workspace)) continue;
+    return other(`${name} install ${show(t)} is not a workspace path or requirements file`);
+  }
+  return projectCode(`${name} install installs the workspace project`);
+};
+
+const npxRunner: Runner = (args) => {
+  if (args.length === 0) return other('npx without a command is not classified');
+  const flag = inlineCodeFlag(args, 'c', ['call', 'shell-mode']);
+  if (flag !== null) return other(`npx ${show(flag)} runs a shell command string`);
+  return projectCode('npx runs a project tool');
+};
+
+const goRunner: Runner = (args, workspace) => {
+  // `go run example.com/tool@latest` downloads and runs a module from outside the project.
+  const remote = args.find((a) => a.text.includes('@'));
+  if (remote !== undefined) return other(`go argument ${show(remote.text)} fetches a module from outside the workspace`);
+  return withSubcommand('go', ['build', 'test', 'run', 'vet', 'generate'])(args, workspace);
+};
+
+const RUNNERS = new Map<string, Runner>([
+  ['npm', withSubcommand('npm', ['run', 'run-script', 'test', 't', 'tst', 'start', 'stop', 'restart', 'exec'])],
+  ['pnpm', withSubcommand('pnpm', ['run', 'test', 't', 'start', 'exec'])],
+  ['yarn', withSubcommand('yarn', ['run', 'test', 'start', 'exec'])],
+  ['npx', npxRunner],
+  ['node', nodeRunner],
+  ['deno', withSubcommand('deno', ['run', 'test', 'task', 'bench', 'check', 'lint', 'fmt'])],
+  ['bun', bunRunner],
+  ['python', pythonRunner('python')],
+  ['python3', pythonRunner('python3')],
+  ['pip', pipRunner('pip')],
+  ['pip3', pipRunner('pip3')],
+  ['pytest', anyArgs('pytest')],
+  ['jest', anyArgs('jest')],
+  ['vitest', anyArgs('vitest')],
+  ['mocha', anyArgs('mocha')],
+  ['make', anyArgs('make')],
+  ['cargo', withSubcommand('cargo', ['build', 'b', 'test', 't', 'run', 'r', 'check', 'c', 'bench', 'clippy', 'doc', 'fmt'])],
+  ['go', goRunner],
+  ['gradle', anyArgs('gradle')],
+  ['gradlew', anyArgs('gradlew')],
+  ['mvn', anyArgs('mvn')],
+  ['dotnet', withSubcommand('dotnet', ['build', 'test', 'run'])],
+  ['tsc', anyArgs('tsc')],
+  ['eslint', anyArgs('eslint')],
+  ['prettier', anyArgs('prettier')],
+]);
+
+/** Quotes a fragment for a reason string, cut short so a hostile command cannot flood the audit. */
+function show(s: string, max = 40): string {
+  const cut = s.length > max ? `${s.slice(0, max)}…` : s;
+  return `'${cut}'`;
+}

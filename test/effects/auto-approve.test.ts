@@ -1,0 +1,68 @@
+// auto_approve: [read-only] lets literal read-only commands that stay inside the workspace run
+// without asking; everything else still asks (and, with nobody to ask, is denied).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadCore } from '../../src/core/index.js';
+import { buildCatalog } from '../../src/catalog/index.js';
+import { EffectRuntime } from '../../src/effects/index.js';
+import { ProcessSupervisor } from '../../src/process/index.js';
+import { ApprovalBroker, NonInteractiveApprover } from '../../src/policy/index.js';
+import { openStore, SessionStore, type Database } from '../../src/store/index.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { tempDir } from '../helpers/procs.js';
+
+describe('auto-approval of read-only commands', { skip: process.platform !== 'linux' && 'POSIX shell commands' }, () => {
+  const state = tempDir();
+  let sup: ProcessSupervisor;
+  let db: Database;
+  before(() => {
+    sup = ProcessSupervisor.open({ stateDir: state.path });
+    db = openStore(join(state.path, 'supervisor.db'));
+  });
+  after(async () => {
+    db.close();
+    await sup.close();
+    state.remove();
+    removeTempCores();
+  });
+
+  async function runtimeFor(approval: string) {
+    const dir = makeCore({ 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n${approval}` });
+    mkdirSync(join(dir, 'sub'));
+    symlinkSync('/etc', join(dir, 'escape'));
+    const core = await loadCore(dir);
+    const catalog = buildCatalog({ core, principal: 'p' });
+    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
+    const session = new SessionStore(db).createSession({ principal: 'p' }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
+    const call = (command: string) => runtime.execute(runtime.request('terminal', { command })!, { principal: 'p', sessionId: session.id });
+    return { dir, call };
+  }
+
+  test('a literal read-only command inside the workspace runs without asking', async () => {
+    const r = await runtimeFor('  default: prompt\n  auto_approve: [read-only]\n');
+    for (const command of ['ls', 'echo hello && pwd', 'ls sub | wc -l', 'uname -a']) {
+      const out = await r.call(command);
+      assert.equal(out.ok, true, `${command}: ${JSON.stringify(!out.ok && out.message)}`);
+      assert.equal((out.views.durable.approval as { source: string }).source, 'policy');
+    }
+  });
+
+  test('writes, substitutions, unsafe flags, paths outside and symlinks out still ask (and are denied here)', async () => {
+    const r = await runtimeFor('  default: prompt\n  auto_approve: [read-only]\n');
+    for (const command of ['ls > marker', 'echo $(touch marker)', 'find . -exec touch marker \\;', 'cat /etc/hostname', 'cat ~/.profile', 'cat ../x', 'cat escape/hostname', 'touch marker', 'git status']) {
+      const out = await r.call(command);
+      assert.equal(!out.ok && out.code, 'APPROVAL_DENIED', command);
+    }
+    assert.equal(existsSync(join(r.dir, 'marker')), false);
+  });
+
+  test('without auto_approve, or under a global deny, even ls asks', async () => {
+    const plain = await runtimeFor('  default: prompt\n');
+    assert.equal((await plain.call('ls')).ok, false);
+    const denied = await runtimeFor('  default: deny\n  auto_approve: [read-only]\n');
+    const out = await denied.call('ls');
+    assert.equal(!out.ok && out.code, 'APPROVAL_DENIED');
+  });
+});
