@@ -1,42 +1,24 @@
 // auto_approve: [read-only] lets literal read-only commands that stay inside the workspace run
 // without asking; everything else still asks (and, with nobody to ask, is denied).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCore } from '../../src/core/index.js';
-import { buildCatalog } from '../../src/catalog/index.js';
-import { EffectRuntime } from '../../src/effects/index.js';
-import { ProcessSupervisor } from '../../src/process/index.js';
-import { ApprovalBroker, NonInteractiveApprover } from '../../src/policy/index.js';
-import { openStore, SessionStore, type Database } from '../../src/store/index.js';
-import { makeCore, removeTempCores } from '../core/temp-core.js';
-import { tempDir } from '../helpers/procs.js';
+import { NonInteractiveApprover } from '../../src/policy/index.js';
+import { runtimeSuite } from './runtime-fixture.js';
 
 describe('auto-approval of read-only commands', { skip: process.platform !== 'linux' && 'POSIX shell commands' }, () => {
-  const state = tempDir();
-  let sup: ProcessSupervisor;
-  let db: Database;
-  before(() => {
-    sup = ProcessSupervisor.open({ stateDir: state.path });
-    db = openStore(join(state.path, 'supervisor.db'));
-  });
-  after(async () => {
-    db.close();
-    await sup.close();
-    state.remove();
-    removeTempCores();
-  });
+  const suite = runtimeSuite();
 
   async function runtimeFor(approval: string) {
-    const dir = makeCore({ 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n${approval}` });
+    const { dir, runtime, ctx } = await suite.runtime({
+      files: { 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n${approval}` },
+      approver: new NonInteractiveApprover(),
+      principal: 'p',
+    });
     mkdirSync(join(dir, 'sub'));
     symlinkSync('/etc', join(dir, 'escape'));
-    const core = await loadCore(dir);
-    const catalog = buildCatalog({ core, principal: 'p' });
-    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
-    const session = new SessionStore(db).createSession({ principal: 'p' }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
-    const call = (command: string) => runtime.execute(runtime.request('terminal', { command })!, { principal: 'p', sessionId: session.id });
+    const call = (command: string) => runtime.execute(runtime.request('terminal', { command })!, ctx);
     return { dir, call };
   }
 

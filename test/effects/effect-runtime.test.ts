@@ -1,43 +1,20 @@
 // EffectRuntime: the eight steps in order, and nothing runs before its checks — every refusal is
 // proven by a command that would leave a marker file in the workspace if it ever ran.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCore } from '../../src/core/index.js';
-import { buildCatalog } from '../../src/catalog/index.js';
-import { EffectRuntime } from '../../src/effects/index.js';
-import { ProcessSupervisor } from '../../src/process/index.js';
-import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver } from '../../src/policy/index.js';
-import { openStore, SessionStore, verifyChain, type Database } from '../../src/store/index.js';
-import { makeCore, removeTempCores, toolFiles } from '../core/temp-core.js';
-import { tempDir } from '../helpers/procs.js';
+import { ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver } from '../../src/policy/index.js';
+import { verifyChain } from '../../src/store/index.js';
+import { toolFiles } from '../core/temp-core.js';
+import { runtimeSuite } from './runtime-fixture.js';
 
 const PRINCIPAL = 'operator';
 
 describe('EffectRuntime', { skip: process.platform !== 'linux' && 'POSIX shell commands; Linux CI runs this' }, () => {
-  const state = tempDir();
-  let sup: ProcessSupervisor;
-  let db: Database;
-
-  before(() => {
-    sup = ProcessSupervisor.open({ stateDir: state.path });
-    db = openStore(join(state.path, 'supervisor.db'));
-  });
-  after(async () => {
-    db.close();
-    await sup.close();
-    state.remove();
-    removeTempCores();
-  });
+  const suite = runtimeSuite();
 
   async function setup(opts: { agent?: string; approver?: Approver; extra?: Record<string, string> } = {}) {
-    const dir = makeCore({
-      'agent.yaml': opts.agent ?? 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n',
-      ...(opts.extra ?? {}),
-    });
-    const core = await loadCore(dir);
-    const catalog = buildCatalog({ core, principal: PRINCIPAL });
     const asked: string[] = [];
     const inner = opts.approver ?? new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] }));
     const spy: Approver = {
@@ -47,9 +24,11 @@ describe('EffectRuntime', { skip: process.platform !== 'linux' && 'POSIX shell c
       },
       ...(inner.veto ? { veto: (r) => inner.veto!(r) } : {}),
     };
-    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: spy }), supervisor: sup, db });
-    const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
-    const ctx = { principal: PRINCIPAL, sessionId: session.id };
+    const { dir, core, catalog, runtime, ctx } = await suite.runtime({
+      files: { 'agent.yaml': opts.agent ?? 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n', ...(opts.extra ?? {}) },
+      approver: spy,
+      principal: PRINCIPAL,
+    });
     return { dir, core, catalog, runtime, ctx, asked, marker: join(dir, 'marker') };
   }
 
@@ -67,7 +46,7 @@ describe('EffectRuntime', { skip: process.platform !== 'linux' && 'POSIX shell c
     assert.ok(Array.isArray((out.views.durable.audit as { envKeys: string[] }).envKeys));
     assert.equal((out.views.durable.approval as { source: string }).source, 'rule');
     assert.deepEqual(s.asked, ['echo hello; echo oops >&2']);
-    const v = verifyChain(db, s.ctx.sessionId);
+    const v = verifyChain(suite.db(), s.ctx.sessionId);
     assert.equal(v.ok, true, JSON.stringify(v));
   });
 

@@ -1,0 +1,40 @@
+// Shared by the EffectRuntime tests: one supervisor and one store per suite, and a runtime over a
+// fresh temporary core with a session already started.
+import { after, before } from 'node:test';
+import { join } from 'node:path';
+import { loadCore } from '../../src/core/index.js';
+import { buildCatalog } from '../../src/catalog/index.js';
+import { EffectRuntime } from '../../src/effects/index.js';
+import { ProcessSupervisor } from '../../src/process/index.js';
+import { ApprovalBroker, type Approver } from '../../src/policy/index.js';
+import { openStore, SessionStore, type Database } from '../../src/store/index.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { tempDir } from '../helpers/procs.js';
+
+/** Call inside a describe(): registers before/after hooks and returns a runtime factory. */
+export function runtimeSuite() {
+  const state = tempDir();
+  let sup: ProcessSupervisor;
+  let db: Database;
+  before(() => {
+    sup = ProcessSupervisor.open({ stateDir: state.path });
+    db = openStore(join(state.path, 'supervisor.db'));
+  });
+  after(async () => {
+    db.close();
+    await sup.close();
+    state.remove();
+    removeTempCores();
+  });
+  return {
+    db: () => db,
+    async runtime(opts: { files: Record<string, string>; approver: Approver; principal: string }) {
+      const dir = makeCore(opts.files);
+      const core = await loadCore(dir);
+      const catalog = buildCatalog({ core, principal: opts.principal });
+      const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: opts.approver }), supervisor: sup, db });
+      const session = new SessionStore(db).createSession({ principal: opts.principal }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
+      return { dir, core, catalog, runtime, ctx: { principal: opts.principal, sessionId: session.id } };
+    },
+  };
+}
