@@ -14,7 +14,9 @@ const TREE = fileURLToPath(new URL('../../../test/fixtures/node-tree.mjs', impor
 test('exec --timeout kills a three-level tree on Windows and returns 124', { skip: SKIP, timeout: 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'supervisor-win-exec-'));
   try {
-    const r = spawnSync(process.execPath, [CLI, 'exec', '--json', '--timeout', '3', '--grace', '0.3', '--state-dir', dir, '--', process.execPath, TREE, '3', '--ignore-stdin-end'], {
+    // Three node starts under Wine on a loaded machine took over 3 s once: the timeout must leave
+    // room for the whole tree to exist, or the test would prove less than it says.
+    const r = spawnSync(process.execPath, [CLI, 'exec', '--json', '--timeout', '12', '--grace', '0.3', '--state-dir', dir, '--', process.execPath, TREE, '3', '--ignore-stdin-end'], {
       encoding: 'utf8',
       timeout: 50_000,
     });
@@ -23,6 +25,7 @@ test('exec --timeout kills a three-level tree on Windows and returns 124', { ski
     assert.equal(out.reason, 'timeout');
     assert.equal(out.killed.survivors, 0);
     assert.ok(out.killed.descendants >= 3, `the launcher's descendants were killed: ${JSON.stringify(out.killed)}`);
+    assert.match(out.stdout.tail, /ready/, 'the whole tree was running before the timeout');
     const pids = [...out.stdout.tail.matchAll(/pid (\d+)/g)].map((m: RegExpMatchArray) => Number(m[1]));
     assert.equal(pids.length, 3);
   } finally {
