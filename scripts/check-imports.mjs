@@ -23,6 +23,9 @@ const LAYERS = [
 const SIBLING_IMPORTS = new Set([
   // The process registry persists spawn records before a child can do harm; store never imports process.
   'process→store',
+  // The core loader checks grants with the policy's own parser, so a core that loads is checked at
+  // dispatch by the same grammar; policy never imports core.
+  'core→policy',
 ]);
 const CHAIN = LAYERS.map((l) => l.join(', ')).join(' → ');
 const RANK = new Map();

@@ -2,7 +2,7 @@
 export { loadCore, AGENT_FILE, type LoadCoreOptions } from './load-core.js';
 export { computeRevision, type CoreSnapshot, type AuthoredToolManifest, type McpDeclaration, type CoreFileRecord } from './snapshot.js';
 export { CoreLoadError, formatIssue, MAX_LISTED_ISSUES, type CoreIssue } from './errors.js';
-export { checkGrant, grantCovers, type GrantParts, type GrantCheck } from './grants.js';
+export { checkGrant, grantCovers, type GrantCheck } from './grants.js';
 export {
   BUILTIN_TOOLSETS,
   TOOL_NAME_PATTERN,

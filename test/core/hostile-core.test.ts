@@ -38,14 +38,14 @@ describe('agent.yaml', () => {
 
   it('refuses a wildcard secret grant', async () => {
     const err = await loadFails(makeCore({ 'agent.yaml': "name: a\ngrants: ['secret:GITHUB_*']\n" }));
-    hasIssue(err, 'agent.yaml', 'grants[0]', 'secret grants are exact', "e.g. 'secret:GITHUB_TOKEN'");
+    hasIssue(err, 'agent.yaml', 'grants[0]', 'matched exactly', 'e.g. "secret:GITHUB_TOKEN"');
   });
 
   it('refuses malformed grants', async () => {
     const err = await loadFails(makeCore({ 'agent.yaml': "name: a\ngrants: ['Terminal exec', 'fs.read:docs/*.md', '*', 'terminal.exec', 'terminal.exec']\n" }));
-    hasIssue(err, 'agent.yaml', 'grants[0]', 'is not a capability', "e.g. 'terminal.exec'");
-    hasIssue(err, 'agent.yaml', 'grants[1]', 'whole trailing segment', "'fs.read:docs/**'");
-    hasIssue(err, 'agent.yaml', 'grants[2]', 'grants everything', "'terminal.*'");
+    hasIssue(err, 'agent.yaml', 'grants[0]', 'is not [a-z][a-z0-9_-]*', 'Fix: use lowercase letters');
+    hasIssue(err, 'agent.yaml', 'grants[1]', 'whole trailing segment', 'grant "fs.read:docs/*"');
+    hasIssue(err, 'agent.yaml', 'grants[2]', 'would grant every namespace', '"terminal.*"');
     hasIssue(err, 'agent.yaml', 'grants[4]', 'listed twice', 'remove the duplicate');
   });
 
