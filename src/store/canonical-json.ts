@@ -44,9 +44,69 @@ function byCodeUnits(a: string, b: string): number {
 
 /** Serializes `value` canonically; throws CanonicalJsonError naming the path of anything not plain JSON. */
 export function canonicalJson(value: unknown): string {
+  // The audit chain serializes every effect's durable view and every approval key: the fast
+  // writer below builds one string and tracks no path. Anything it refuses is serialized again by
+  // the path-tracking writer, which throws the error that names where the problem is (or, for
+  // the rare value it accepts and the fast one does not, returns the same canonical text).
+  const stack: object[] = [];
+  const fast = fastWrite(value, stack);
+  if (fast !== undefined) return fast;
   const parts: string[] = [];
   write(value, [], new Set(), parts);
+  // Rare values the fast writer leaves to the careful one (non-enumerable symbol keys) land here.
   return parts.join('');
+}
+
+/** Canonical text of `value`, or undefined when it holds anything that is not plain JSON. */
+function fastWrite(value: unknown, stack: object[]): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : undefined;
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  if (value === null) return 'null';
+  if (stack.length >= MAX_CANONICAL_DEPTH || stack.includes(value)) return undefined;
+  stack.push(value);
+  let out: string | undefined;
+  if (Array.isArray(value)) {
+    out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) return undefined;
+      const v = fastWrite(value[i], stack);
+      if (v === undefined) return undefined;
+      out += i === 0 ? v : `,${v}`;
+    }
+    out += ']';
+  } else {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    if (Object.getOwnPropertySymbols(value).length > 0) return undefined;
+    const keys = Object.keys(value);
+    // Most payloads are built with keys in order already; sorting is only needed when they are not.
+    for (let i = 1; i < keys.length; i++) {
+      if (keys[i - 1]! > keys[i]!) {
+        keys.sort(byCodeUnits);
+        break;
+      }
+    }
+    out = '{';
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const v = fastWrite((value as Record<string, unknown>)[k], stack);
+      if (v === undefined) return undefined;
+      out += `${i === 0 ? '' : ','}${JSON.stringify(k)}:${v}`;
+    }
+    out += '}';
+  }
+  stack.pop();
+  return out;
 }
 
 function write(value: unknown, path: Segment[], stack: Set<object>, out: string[]): void {
