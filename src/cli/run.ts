@@ -2,7 +2,7 @@
 // through EffectRuntime, offline and deterministic with the scripted provider.
 import { resolve } from 'node:path';
 import type { EffectOutcome } from '../effects/index.js';
-import { runTurn, ScriptedProvider, type ModelProvider, type TurnEvent } from '../turns/index.js';
+import { runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnEvent } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -18,14 +18,16 @@ process tree, redacted views) and is recorded in the session's hash-linked audit
 (check it with: supervisor audit verify --session ID).
 
 Options:
-  --prompt TEXT     the user's message (default: "Run your task.")
+  --prompt TEXT     the user's first message (default: the script's first user: item, or
+                    "Run your task.")
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
   --timeout S       each effect's deadline (default 120 s)
   --json            one JSON event per line instead of the readable log
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)
 
-Providers: "scripted" replays the core's script file. The OpenAI-compatible and Anthropic
+Providers: "scripted" replays the core's script file; its user: items are the session's later
+user turns, each run in the same session with the conversation so far. The OpenAI-compatible and Anthropic
 providers are not implemented yet and say so.
 Exit status: 0 the session completed (refused tool calls are reported to the model and in the
 log, not as a failure of the session); 1 it hit its iteration limit (limit_hit); 2 usage or core
@@ -71,26 +73,56 @@ export async function runRun(argv: string[]): Promise<number> {
   if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id });
   else process.stdout.write(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools\n`);
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
-  let turnId: string | undefined;
+  // The scripted provider also plays the user: its `user:` items are the session's later turns.
+  const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
+  const firstScripted = scriptedUser?.nextUserMessage() ?? null;
+  let prompt: string | null = f.value.get('prompt') ?? firstScripted ?? 'Run your task.';
+  const history: HistoryItem[] = [];
+  const total = { turns: 0, iterations: 0, ok: 0, failed: 0 };
+  let outcome: 'completed' | 'limit_hit' | 'cancelled' = 'completed';
   try {
-    turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;
-    const result = await runTurn(f.value.get('prompt') ?? 'Run your task.', {
-      runtime: s.runtime,
-      provider,
-      principal: s.principal,
-      sessionId: s.sessionId,
-      maxIterations: s.core.agent.limits.max_iterations ?? 8,
-      signal: controller.signal,
-      ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-      onEvent,
-      onHistory: (item) => s.sessions.addMessage({ principal: s.principal }, s.sessionId, { turnId: turnId ?? null, role: item.role, content: item }),
-    });
-    status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
-    s.sessions.endTurn({ principal: s.principal }, turnId, status);
-    if (json) line({ type: 'end', outcome: result.outcome, iterations: result.iterations, effects: result.effects, session: s.sessionId });
-    else process.stdout.write(`\n${result.outcome} after ${result.iterations} model turn(s): ${result.effects.ok} tool call(s) ran, ${result.effects.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}\n`);
-    if (result.outcome === 'cancelled') return 130;
-    return result.outcome === 'completed' ? 0 : 1;
+    while (prompt !== null) {
+      total.turns++;
+      if (json) line({ type: 'user', turn: total.turns, text: prompt });
+      else process.stdout.write(`\nuser: ${prompt}\n`);
+      const turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;
+      let result;
+      try {
+        result = await runTurn(prompt, {
+          runtime: s.runtime,
+          provider,
+          principal: s.principal,
+          sessionId: s.sessionId,
+          maxIterations: s.core.agent.limits.max_iterations ?? 8,
+          signal: controller.signal,
+          history,
+          ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+          onEvent,
+          onHistory: (item) => s.sessions.addMessage({ principal: s.principal }, s.sessionId, { turnId, role: item.role, content: item }),
+        });
+      } catch (err) {
+        s.sessions.endTurn({ principal: s.principal }, turnId, 'failed');
+        throw err;
+      }
+      const turnStatus = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
+      s.sessions.endTurn({ principal: s.principal }, turnId, turnStatus);
+      total.iterations += result.iterations;
+      total.ok += result.effects.ok;
+      total.failed += result.effects.failed;
+      outcome = result.outcome;
+      if (outcome !== 'completed') break;
+      prompt = scriptedUser?.nextUserMessage() ?? null;
+    }
+    status = outcome === 'completed' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+    const effects = { ok: total.ok, failed: total.failed };
+    if (json) line({ type: 'end', outcome, turns: total.turns, iterations: total.iterations, effects, session: s.sessionId });
+    else {
+      process.stdout.write(
+        `\n${outcome} after ${total.turns} user turn(s), ${total.iterations} model turn(s): ${total.ok} tool call(s) ran, ${total.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}\n`,
+      );
+    }
+    if (outcome === 'cancelled') return 130;
+    return outcome === 'completed' ? 0 : 1;
   } finally {
     shutdown.dispose();
     await s.close(status);

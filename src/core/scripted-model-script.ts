@@ -16,13 +16,17 @@ const ScriptedToolCallSchema = z
 
 const ScriptedTurnSchema = z
   .object({
+    // The user's next message: it starts a new user turn of the same session.
+    user: z.string().min(1).max(65536).optional(),
     text: z.string().max(65536).optional(),
     tool_calls: z.array(ScriptedToolCallSchema).min(1).max(64).optional(),
   })
   .strict()
   .superRefine((t, ctx) => {
-    if (t.text === undefined && t.tool_calls === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a turn needs text, tool_calls or both; add one' });
+    if (t.user !== undefined && (t.text !== undefined || t.tool_calls !== undefined)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "an item is either the user's message (user) or a model turn (text, tool_calls); split it into two items" });
+    } else if (t.user === undefined && t.text === undefined && t.tool_calls === undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a turn needs text, tool_calls or both (or user, for the next user message); add one' });
     }
   });
 
@@ -36,6 +40,19 @@ export const ScriptedModelScriptSchema = z
     if (last !== undefined && last.tool_calls !== undefined) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['turns', s.turns.length - 1], message: "the last turn calls tools, so the session would never end; add a final turn with only text, e.g. '- text: done'" });
     }
+    if (last !== undefined && last.user !== undefined) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['turns', s.turns.length - 1], message: "the script ends with a user message nobody answers; add a model turn after it, e.g. '- text: done'" });
+    }
+    s.turns.forEach((t, i) => {
+      if (t.user === undefined || i === 0) return;
+      const before = s.turns[i - 1]!;
+      if (before.user !== undefined) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['turns', i], message: 'two user messages in a row; put a model turn between them or join them' });
+      } else if (before.tool_calls !== undefined) {
+        // A user turn ends when the model answers with text alone.
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['turns', i - 1], message: "the model turn before a user message calls tools, so that user turn would not end there; end it with a text-only turn, e.g. '- text: done'" });
+      }
+    });
     const ids = new Map<string, string>();
     s.turns.forEach((t, i) =>
       t.tool_calls?.forEach((c, j) => {

@@ -1,3 +1,3 @@
 export type { HistoryItem, ModelProvider, ModelToolCall, ModelTurn, ToolDefinition } from './model-provider.js';
-export { ScriptedProvider, ScriptExhaustedError } from './scripted-provider.js';
+export { ScriptedProvider, ScriptExhaustedError, ScriptOutOfStepError } from './scripted-provider.js';
 export { runTurn, type TurnEngineOptions, type TurnEvent, type TurnResult } from './turn-engine.js';

@@ -11,15 +11,35 @@ export class ScriptExhaustedError extends Error {
   }
 }
 
+export class ScriptOutOfStepError extends Error {
+  readonly code = 'SCRIPT_OUT_OF_STEP';
+  constructor(index: number) {
+    super(`the scripted model was asked for a turn, but turns[${index}] is a user message; the user turn before it did not end with a text-only model turn`);
+    this.name = 'ScriptOutOfStepError';
+  }
+}
+
 export class ScriptedProvider implements ModelProvider {
   readonly name = 'scripted';
   private at = 0;
 
   constructor(private readonly script: ScriptedModelScript) {}
 
+  /**
+   * The script also plays the user: if the next item is a `user` message, consumes and returns it
+   * (the next user turn of the session); otherwise null, and the conversation is over.
+   */
+  nextUserMessage(): string | null {
+    const item = this.script.turns[this.at];
+    if (item?.user === undefined) return null;
+    this.at++;
+    return item.user;
+  }
+
   async next(_history: readonly HistoryItem[], _tools: readonly ToolDefinition[]): Promise<ModelTurn> {
     const turn = this.script.turns[this.at];
     if (!turn) throw new ScriptExhaustedError(this.at);
+    if (turn.user !== undefined) throw new ScriptOutOfStepError(this.at);
     const n = this.at++;
     return {
       text: turn.text ?? null,

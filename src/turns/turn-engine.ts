@@ -23,6 +23,8 @@ export interface TurnEngineOptions {
   onEvent?: (e: TurnEvent) => void;
   /** Persists each history item (model views only). */
   onHistory?: (item: HistoryItem) => void;
+  /** The session's history so far; extended in place by this turn. */
+  history?: HistoryItem[];
 }
 
 export interface TurnResult {
@@ -32,8 +34,12 @@ export interface TurnResult {
   effects: { ok: number; failed: number };
 }
 
+/**
+ * One user turn. `o.history` holds the session's earlier turns (model views only) and is extended
+ * in place, so the next user turn of the session continues the same conversation.
+ */
 export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<TurnResult> {
-  const history: HistoryItem[] = [];
+  const history: HistoryItem[] = o.history ?? [];
   const push = (item: HistoryItem): void => {
     history.push(item);
     o.onHistory?.(item);

@@ -3,6 +3,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { CLI, tempDir } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
@@ -23,27 +24,61 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     removeTempCores();
   });
 
-  test('run replays the example session: three read-only terminal calls approved by policy, an intact audit chain', () => {
+  test('run replays the example session: two user turns, four read-only terminal calls approved by policy, an intact audit chain', () => {
     const dir = state();
     const r = cli('run', EXAMPLE, '--json', '--state-dir', dir);
     assert.equal(r.status, 0, r.stderr);
     const ev = lines(r.stdout);
     assert.equal(ev[0].type, 'session');
+    assert.deepEqual(ev.filter((e) => e.type === 'user').map((e) => e.turn), [1, 2], 'the script plays two user turns');
     const results = ev.filter((e) => e.type === 'tool_result');
-    assert.equal(results.length, 3);
+    assert.equal(results.length, 4);
     assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'policy'), 'auto_approve: [read-only]');
     assert.match(results[0].view.output, /hello/);
+    assert.match(results[3].view.output, /agent\.yaml/, 'the second user turn ran wc on the workspace');
     const end = ev.at(-1);
-    assert.deepEqual([end.type, end.outcome, end.effects.ok], ['end', 'completed', 3]);
+    assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok], ['end', 'completed', 2, 4]);
     const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
+  });
+
+  test('each scripted user turn is its own turn of one session, with its messages recorded under it', () => {
+    const core = makeCore({
+      'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n  auto_approve: [read-only]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': 'turns:\n  - user: first\n  - tool_calls: [{ name: terminal, arguments: { command: "echo one" } }]\n  - text: did one\n  - user: second\n  - text: done\n',
+    });
+    const dir = state();
+    const r = cli('run', core, '--json', '--state-dir', dir);
+    assert.equal(r.status, 0, r.stderr);
+    const ev = lines(r.stdout);
+    assert.deepEqual(ev.filter((e) => e.type === 'user').map((e) => e.text), ['first', 'second']);
+    const session = ev[0].session as string;
+    const require = createRequire(import.meta.url);
+    const Sqlite = require('better-sqlite3') as new (f: string, o: { readonly: boolean }) => { prepare(s: string): { all(...a: unknown[]): unknown[] }; close(): void };
+    const db = new Sqlite(`${dir}/supervisor.db`, { readonly: true });
+    try {
+      const turns = db.prepare('SELECT id, status FROM turns WHERE session_id = ? ORDER BY seq').all(session) as { id: string; status: string }[];
+      assert.deepEqual(turns.map((t) => t.status), ['completed', 'completed']);
+      const msgs = db.prepare('SELECT turn_id, role FROM messages WHERE session_id = ? ORDER BY seq').all(session) as { turn_id: string; role: string }[];
+      assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+      assert.deepEqual(msgs.map((m) => m.turn_id === turns[0]!.id ? 1 : 2), [1, 1, 1, 1, 2, 2]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('a --prompt replaces the script\'s first user message', () => {
+    const r = cli('run', EXAMPLE, '--json', '--prompt', 'just say hello', '--state-dir', state());
+    assert.equal(r.status, 0, r.stderr);
+    const users = lines(r.stdout).filter((e) => e.type === 'user');
+    assert.deepEqual(users.map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?']);
   });
 
   test('--deny wins even over an automatic approval', () => {
     const r = cli('run', EXAMPLE, '--deny', 'terminal:uname *', '--json', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
     const results = lines(r.stdout).filter((e) => e.type === 'tool_result');
-    assert.deepEqual(results.map((e) => e.ok), [true, true, false]);
+    assert.deepEqual(results.map((e) => e.ok), [true, true, false, true]);
     assert.equal(results[2].code, 'APPROVAL_DENIED');
   });
 

@@ -41,7 +41,8 @@ describe('the example core', () => {
     assert.ok(script !== null);
     assert.ok(script.turns.length >= 3);
     const commands = script.turns.flatMap((t) => t.tool_calls ?? []).map((c) => c.arguments.command);
-    assert.deepEqual(commands, ['echo hello', 'ls', 'uname -a']);
+    assert.deepEqual(commands, ['echo hello', 'ls', 'uname -a', 'wc -l agent.yaml']);
+    assert.deepEqual(script.turns.filter((t) => t.user !== undefined).length, 2, 'two user turns');
     assert.equal(script.turns[script.turns.length - 1]!.tool_calls, undefined);
     assert.deepEqual(snap.files.map((f) => f.path), [
       'agent.yaml',
