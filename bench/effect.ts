@@ -17,10 +17,30 @@ import { summarize, type Summary } from './stats.js';
 export interface EffectResultBench {
   trials: number;
   effect: { perSecond: number; latency: Summary };
+  /** The same effect with CONCURRENCY calls in flight over four sessions (group commit shares commits). */
+  concurrent: { perSecond: number; latency: Summary; inFlight: number };
   bareCall: { perSecond: number; latency: Summary };
   sqliteInsert: { perSecond: number; latency: Summary };
   target: number;
   pass: boolean;
+}
+
+/** `inFlight` workers each run calls back to back until `n` calls were made in all. */
+async function timeConcurrent(n: number, inFlight: number, fn: (i: number) => Promise<unknown>): Promise<{ perSecond: number; latency: Summary; inFlight: number }> {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  const worker = async (): Promise<void> => {
+    while (next < n) {
+      const i = next++;
+      const a = process.hrtime.bigint();
+      await fn(i);
+      lat.push(Number(process.hrtime.bigint() - a) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const totalS = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { perSecond: n / totalS, latency: summarize(lat), inFlight };
 }
 
 async function timeLoop(n: number, fn: () => unknown | Promise<unknown>): Promise<{ perSecond: number; latency: Summary }> {
@@ -34,6 +54,8 @@ async function timeLoop(n: number, fn: () => unknown | Promise<unknown>): Promis
   const totalS = Number(process.hrtime.bigint() - t0) / 1e9;
   return { perSecond: n / totalS, latency: summarize(lat) };
 }
+
+const CONCURRENCY = 16;
 
 export async function runEffect(ctx: BenchContext): Promise<EffectResultBench> {
   const n = ctx.options.quick ? 1_000 : 5_000;
@@ -50,6 +72,7 @@ export async function runEffect(ctx: BenchContext): Promise<EffectResultBench> {
     const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
     const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' });
     const ectx = { principal: 'bench', sessionId: session.id };
+    const sessions = [session.id, ...[1, 2, 3].map(() => new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' }).id)];
     db.exec('CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, payload TEXT NOT NULL)');
     const insert = db.prepare('INSERT INTO bench_rows (at, payload) VALUES (?, ?)');
     const noop = async (x: number): Promise<number> => x + 1;
@@ -63,10 +86,14 @@ export async function runEffect(ctx: BenchContext): Promise<EffectResultBench> {
       const r = await runtime.execute(runtime.request('tools_list', {})!, ectx);
       if (!r.ok) throw new Error(r.message);
     });
+    const concurrent = await timeConcurrent(n, CONCURRENCY, async (i) => {
+      const r = await runtime.execute(runtime.request('tools_list', {})!, { principal: 'bench', sessionId: sessions[i % sessions.length]! });
+      if (!r.ok) throw new Error(r.message);
+    });
     const bareCall = await timeLoop(n, () => noop(1));
     const sqliteInsert = await timeLoop(n, () => insert.run(Date.now(), '{"k":"v"}'));
     const target = 5_000;
-    return { trials: n, effect, bareCall, sqliteInsert, target, pass: effect.perSecond >= target };
+    return { trials: n, effect, concurrent, bareCall, sqliteInsert, target, pass: concurrent.perSecond >= target };
   } finally {
     db.close();
     await sup.close();

@@ -15,7 +15,7 @@ import {
   type ApprovalDecision,
   type ApprovalPolicy,
 } from '../policy/index.js';
-import { appendEvents, SessionStore, type Database } from '../store/index.js';
+import { appendEventsGrouped, SessionStore, type Database } from '../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
@@ -34,6 +34,9 @@ export interface EffectRuntimeOptions {
   /** Operator hook for live display: called with the operator view of each finished effect. */
   onOperatorView?: (view: Readonly<Record<string, unknown>>) => void;
 }
+
+/** Effects running against each store, across runtimes: more than one means commits can be shared. */
+const running = new WeakMap<Database, number>();
 
 type AjvCtor = new (opts: Record<string, unknown>) => { compile(schema: unknown): ValidateFunction };
 
@@ -70,6 +73,18 @@ export class EffectRuntime {
   }
 
   async execute(req: EffectRequest, ctx: TurnExecutionContext): Promise<EffectOutcome> {
+    const db = this.o.db;
+    running.set(db, (running.get(db) ?? 0) + 1);
+    try {
+      return await this.run(req, ctx);
+    } finally {
+      const n = (running.get(db) ?? 1) - 1;
+      if (n === 0) running.delete(db);
+      else running.set(db, n);
+    }
+  }
+
+  private async run(req: EffectRequest, ctx: TurnExecutionContext): Promise<EffectOutcome> {
     const t0 = Date.now();
     const entry = req?.entry as CatalogEntry | undefined;
     const base = {
@@ -84,7 +99,7 @@ export class EffectRuntime {
       secrets: [] as string[],
     };
     const events: { kind: string; payload: unknown }[] = [];
-    const fail = (code: EffectErrorCode, step: EffectStep, message: string): EffectOutcome => {
+    const fail = async (code: EffectErrorCode, step: EffectStep, message: string): Promise<EffectOutcome> => {
       base.durationMs = Date.now() - t0;
       let views;
       try {
@@ -93,7 +108,7 @@ export class EffectRuntime {
         views = REDACTION_FAILED_VIEWS;
       }
       events.push({ kind: 'effect.failed', payload: views.durable });
-      this.record(ctx, events);
+      await this.record(ctx, events);
       return { ok: false, callId: base.callId, tool: base.tool, code, step, message, views };
     };
 
@@ -208,11 +223,14 @@ export class EffectRuntime {
     try {
       views = successViews(base, out);
     } catch {
+      // The durable record says that it failed, never what the raw output was.
       views = REDACTION_FAILED_VIEWS;
+      events.push({ kind: 'effect.failed', payload: { call_id: base.callId, tool: base.tool, ...views.durable } });
+      await this.record(ctx, events);
       return { ok: false, callId: base.callId, tool: base.tool, code: 'REDACTION_FAILED', step: 8, message: 'redaction failed', views };
     }
     events.push({ kind: 'effect.completed', payload: views.durable });
-    this.record(ctx, events);
+    await this.record(ctx, events);
     this.o.onOperatorView?.(views.operator);
     return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
   }
@@ -226,10 +244,13 @@ export class EffectRuntime {
     return v;
   }
 
-  /** One transaction per effect: its events land together or not at all. */
-  private record(ctx: TurnExecutionContext, events: { kind: string; payload: unknown }[]): void {
+  /**
+   * An effect's events land together or not at all, committed before execute() returns. While
+   * other effects run against the same store, their appends share one commit (group commit).
+   */
+  private async record(ctx: TurnExecutionContext, events: { kind: string; payload: unknown }[]): Promise<void> {
     if (events.length === 0) return;
-    appendEvents(this.o.db, ctx.sessionId, events.splice(0));
+    await appendEventsGrouped(this.o.db, ctx.sessionId, events.splice(0), (running.get(this.o.db) ?? 0) > 1);
   }
 
   private recordApproval(ctx: TurnExecutionContext, key: string, entry: CatalogEntry, d: ApprovalDecision): void {

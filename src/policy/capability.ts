@@ -185,6 +185,8 @@ export class CapabilitySnapshot {
   private readonly exact: ReadonlySet<string>;
   private readonly wildcards: readonly Capability[];
   private readonly parsed: readonly Capability[];
+  /** Answers already computed: an effect's requirement is checked on every call. Bounded. */
+  private readonly answers = new Map<string, boolean>();
 
   private constructor(parsed: Capability[]) {
     const byText = new Map<string, Capability>();
@@ -225,10 +227,15 @@ export class CapabilitySnapshot {
    * requirement throws CapabilitySyntaxError, since it is a caller bug, and throwing fails closed).
    */
   allows(required: string): boolean {
+    const known = this.answers.get(required);
+    if (known !== undefined) return known;
     const req = parseCapability(required, 'requirement', 'required capability');
-    if (this.exact.has(req.text)) return true;
-    if (req.kind === 'secret') return false; // exact-default lookup: no wildcard grants a secret
-    return this.wildcards.some((g) => capabilityCovers(g, req));
+    let ok: boolean;
+    if (this.exact.has(req.text)) ok = true;
+    else if (req.kind === 'secret') ok = false; // exact-default lookup: no wildcard grants a secret
+    else ok = this.wildcards.some((g) => capabilityCovers(g, req));
+    if (this.answers.size < 4096) this.answers.set(required, ok);
+    return ok;
   }
 
   /** Throws CapabilityDeniedError (naming the nearest grants) unless `required` is allowed. */

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
+import { attachCheckpointer, AUTO_CHECKPOINT_PAGES, releaseCheckpointer } from './checkpointer.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -43,9 +44,18 @@ export function openStore(file: string): Database {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
-  db.pragma('wal_autocheckpoint = 8000');
+  db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   db.pragma('foreign_keys = ON');
   migrate(db, file);
+  // Not on Windows: a file the thread still holds open for a moment after close could not be removed.
+  if (file !== ':memory:' && process.platform !== 'win32' && process.env.SUPERVISOR_SQLITE_CHECKPOINTER !== '0') {
+    attachCheckpointer(db, file);
+    const close = db.close.bind(db);
+    db.close = () => {
+      releaseCheckpointer(db, file);
+      return close();
+    };
+  }
   return db;
 }
 

@@ -168,8 +168,14 @@ export function appendEvents(
   sessionId: string,
   events: readonly { kind: string; payload: unknown; at?: number }[],
 ): AppendedEvent[] {
+  const prepared = prepareAll(events);
+  if (prepared.length === 0) return [];
+  return appenderFor(db)(sessionId, prepared, false);
+}
+
+function prepareAll(events: readonly { kind: string; payload: unknown; at?: number }[]): PreparedEvent[] {
   const now = Date.now();
-  const prepared = events.map((e, i) => {
+  return events.map((e, i) => {
     try {
       const at = e.at ?? now;
       return { kind: e.kind, at, payloadJson: prepareEvent(e.kind, e.payload, at) };
@@ -178,8 +184,102 @@ export function appendEvents(
       throw err;
     }
   });
-  if (prepared.length === 0) return [];
-  return appenderFor(db)(sessionId, prepared, false);
+}
+
+interface Queued {
+  sessionId: string;
+  events: PreparedEvent[];
+  resolve: (appended: AppendedEvent[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: appends that arrive while others are queued share one transaction, so concurrent
+ * effects (parallel tool calls, several sessions) pay one commit between them. A lone append is
+ * committed at once, with no added latency. Each promise settles only after its events are
+ * committed: a caller never sees success for an event that is not in the store.
+ */
+class EventBatcher {
+  private queue: Queued[] = [];
+  private scheduled = false;
+
+  constructor(private readonly db: Database) {}
+
+  append(sessionId: string, events: PreparedEvent[], concurrent: boolean): Promise<AppendedEvent[]> {
+    if (!concurrent && this.queue.length === 0) {
+      // Nobody to share a commit with: commit now, as appendEvents does.
+      try {
+        return Promise.resolve(appenderFor(this.db)(sessionId, events, false));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ sessionId, events, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // One turn of the event loop gathers every append made meanwhile.
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const append = appenderFor(this.db);
+    let results: AppendedEvent[][] | undefined;
+    if (batch.length > 1) {
+      try {
+        // Each append is a savepoint inside the one transaction: all land together or none do.
+        results = this.db.transaction(() => batch.map((q) => append(q.sessionId, q.events, false))).immediate();
+      } catch {
+        // One bad append (a tampered chain, a full disk) must not fail the others: retry each alone.
+        results = undefined;
+      }
+    }
+    if (results !== undefined) {
+      batch.forEach((q, i) => q.resolve(results![i]!));
+      return;
+    }
+    for (const q of batch) {
+      try {
+        q.resolve(append(q.sessionId, q.events, false));
+      } catch (err) {
+        q.reject(err);
+      }
+    }
+  }
+}
+
+const batchers = new WeakMap<Database, EventBatcher>();
+
+/**
+ * appendEvents with group commit. `concurrent` says the caller knows other appends may follow in
+ * this turn of the event loop (e.g. more effects are running); a lone caller commits at once.
+ * Resolves after the events are committed; rejects with appendEvents' errors.
+ */
+export function appendEventsGrouped(
+  db: Database,
+  sessionId: string,
+  events: readonly { kind: string; payload: unknown; at?: number }[],
+  concurrent: boolean,
+): Promise<AppendedEvent[]> {
+  let prepared: PreparedEvent[];
+  try {
+    prepared = prepareAll(events);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (prepared.length === 0) return Promise.resolve([]);
+  let b = batchers.get(db);
+  if (!b) {
+    b = new EventBatcher(db);
+    batchers.set(db, b);
+  }
+  return b.append(sessionId, prepared, concurrent);
 }
 
 /**

@@ -5,6 +5,7 @@ export { canonicalJson, parseCanonicalJson, CanonicalJsonError, MAX_CANONICAL_DE
 export {
   appendEvent,
   appendEvents,
+  appendEventsGrouped,
   chainHead,
   readEvents,
   genesisHash,

@@ -1,0 +1,109 @@
+// WAL checkpoints off the hot path. SQLite's automatic checkpoint runs inside whichever commit
+// crosses the threshold, so one effect in a few thousand paid for copying pages and an fsync of the
+// database file (up to ~100 ms here). SQLite's own advice for latency-sensitive writers is to turn
+// the automatic checkpoint off and checkpoint from another thread: this is that thread. If it
+// cannot start or dies, the connections it served get their automatic checkpoint back, so the WAL
+// never grows without bound.
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { Database } from './database.js';
+
+/** Pages between automatic checkpoints when no checkpointer runs. */
+export const AUTO_CHECKPOINT_PAGES = 8000;
+const INTERVAL_MS = 250;
+
+// The worker is plain CommonJS evaluated from a string, so it needs no file of its own next to the
+// compiled output and works the same under every loader.
+const WORKER_SOURCE = `
+const { workerData, parentPort } = require('node:worker_threads');
+const Sqlite = require(workerData.module);
+let db;
+try {
+  db = workerData.binding ? new Sqlite(workerData.file, { nativeBinding: workerData.binding }) : new Sqlite(workerData.file);
+  db.pragma('busy_timeout = 5000');
+} catch (err) {
+  parentPort.postMessage({ failed: String(err && err.message) });
+  process.exit(1);
+}
+const tick = () => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch (err) {
+    // SQLITE_BUSY is normal under load; anything else means the checkpointer is no use.
+    if (!/busy|locked/i.test(String(err && err.message))) {
+      parentPort.postMessage({ failed: String(err && err.message) });
+      process.exit(1);
+    }
+  }
+};
+const timer = setInterval(tick, workerData.intervalMs);
+parentPort.on('message', (m) => {
+  if (m === 'stop') { clearInterval(timer); tick(); db.close(); process.exit(0); }
+});
+`;
+
+interface Entry {
+  worker: Worker | null;
+  connections: Set<Database>;
+}
+
+const byFile = new Map<string, Entry>();
+
+function fallBack(entry: Entry): void {
+  entry.worker = null;
+  for (const db of entry.connections) {
+    if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+  }
+}
+
+/**
+ * Serves `db` (a connection to `file`) with the file's checkpointer thread, starting it on first
+ * use. Call `release` when the connection closes. Falls back to automatic checkpoints on failure.
+ */
+export function attachCheckpointer(db: Database, file: string): void {
+  let entry = byFile.get(file);
+  if (!entry) {
+    entry = { worker: null, connections: new Set() };
+    byFile.set(file, entry);
+    const e = entry;
+    try {
+      const worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3'), binding: process.env.SUPERVISOR_SQLITE_BINDING ?? null, intervalMs: INTERVAL_MS },
+      });
+      // The checkpointer never keeps the process alive; SQLite finishes the job on the last close.
+      worker.unref();
+      worker.on('message', () => fallBack(e));
+      worker.on('error', () => fallBack(e));
+      worker.on('exit', () => {
+        if (e.worker === worker) fallBack(e);
+      });
+      e.worker = worker;
+    } catch {
+      e.worker = null;
+    }
+  }
+  entry.connections.add(db);
+  db.pragma(`wal_autocheckpoint = ${entry.worker ? 0 : AUTO_CHECKPOINT_PAGES}`);
+}
+
+/** The connection is closing: stop the thread with the file's last connection. */
+export function releaseCheckpointer(db: Database, file: string): void {
+  const entry = byFile.get(file);
+  if (!entry || !entry.connections.delete(db)) return;
+  if (entry.connections.size > 0) return;
+  byFile.delete(file);
+  const w = entry.worker;
+  entry.worker = null;
+  if (w) w.postMessage('stop');
+}
+
+/** For doctor and tests: whether a checkpointer thread serves `file` now. */
+export function checkpointerRunning(file: string): boolean {
+  return byFile.get(file)?.worker != null;
+}
+
+/** Test hook: the thread serving `file`, so a test can kill it and watch the fallback. */
+export function checkpointerThread(file: string): Worker | null {
+  return byFile.get(file)?.worker ?? null;
+}
