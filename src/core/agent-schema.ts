@@ -84,7 +84,8 @@ export const AgentConfigSchema = z
     // Default '.': the core directory itself, so a core works where it is checked out.
     workspace: z.string().min(1).max(4096).default('.'),
     // Declarations only (name -> source); values are read by src/secrets when a binding is made.
-    secrets: SecretsSectionSchema.default({}),
+    // Optional rather than defaulted, so a core without secrets keeps its exact snapshot shape.
+    secrets: SecretsSectionSchema.optional(),
   })
   .strict();
 

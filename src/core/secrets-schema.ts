@@ -237,14 +237,14 @@ function clipText(s: string): string {
 
 /** Agent-level rules zod cannot see field by field: where bindings may appear and what they name. */
 export interface SecretsCrossCheckInput {
-  readonly secrets: Readonly<Record<string, unknown>>;
+  readonly secrets?: Readonly<Record<string, unknown>> | undefined;
   readonly tools: Readonly<Record<string, { readonly secrets?: readonly SecretBindingDecl[] | undefined }>>;
 }
 
 /** Problems as (field path, message); load-core positions them in agent.yaml. */
 export function secretsCrossCheck(agent: SecretsCrossCheckInput): { path: (string | number)[]; message: string }[] {
   const out: { path: (string | number)[]; message: string }[] = [];
-  const declared = Object.keys(agent.secrets);
+  const declared = Object.keys(agent.secrets ?? {});
   for (const [tool, override] of Object.entries(agent.tools)) {
     const bindings = override.secrets;
     if (bindings === undefined) continue;

@@ -26,7 +26,7 @@ export class SecretStore {
 
   /** The store for a loaded core: its `secrets:` declarations, relative files below its directory. */
   static fromCore(core: Pick<CoreSnapshot, 'dir' | 'agent'>, opts: Omit<SecretStoreOptions, 'coreDir'> = {}): SecretStore {
-    return new SecretStore(core.agent.secrets as Record<string, SecretDeclaration>, { ...opts, coreDir: core.dir });
+    return new SecretStore((core.agent.secrets ?? {}) as Record<string, SecretDeclaration>, { ...opts, coreDir: core.dir });
   }
 
   has(name: string): boolean {
