@@ -65,7 +65,7 @@ export async function bindSecrets(store: SecretStore, bindings: readonly SecretB
     if (prior !== undefined) throw new SecretError('secret.duplicate_target', `target ${b.env} is bound twice (to ${prior} and ${b.secret}; names compare case-insensitively); bind each variable once`, where);
     targets.set(key, b.secret);
     // The grant is checked before existence, so an ungranted caller cannot probe which secrets exist.
-    if (granted(secretCapability(b.secret)) !== true) {
+    if (!grantedSafely(granted, b.secret)) {
       throw new SecretError('secret.not_granted', `secret ${b.secret} is not granted; add the exact grant 'secret:${b.secret}' (wildcards never grant a secret)`, where);
     }
     if (!store.has(b.secret)) throw new SecretError('secret.unknown', `secret ${b.secret} is not declared; declare it under secrets: in agent.yaml`, where);
@@ -89,6 +89,15 @@ export async function bindSecrets(store: SecretStore, bindings: readonly SecretB
   );
   const overlay = new SecretEnvOverlay(resolved.map((r) => ({ target: r.b.env, value: r.value })), deadline, platform);
   return freezeSet(overlay, deadline, metadata);
+}
+
+/** A predicate that throws (a malformed name given to a strict parser) counts as "not granted". */
+function grantedSafely(granted: SecretGrantCheck, name: string): boolean {
+  try {
+    return granted(secretCapability(name)) === true;
+  } catch {
+    return false;
+  }
 }
 
 function expiryOf(b: SecretBindingRequest, now: number, where: { secret: string; target: string }): number {

@@ -45,6 +45,12 @@ describe('secret grants match exactly', () => {
     assert.equal(set.metadata[0]?.secret, 'GITHUB_TOKEN');
   });
 
+  it('treats a grant predicate that throws on a malformed name as not granted', async () => {
+    const snap = CapabilitySnapshot.from(['secret:GITHUB_TOKEN']);
+    const store = storeOf(tempDir(), { GITHUB_TOKEN: { env: 'SRC' } }, { SRC: VALUE });
+    await rejectsWith(bindSecrets(store, [binding('GITHUB-TOKEN', 'GH_TOKEN')], { grants: (c) => snap.allows(c) }), 'secret.not_granted');
+  });
+
   it('checks the grant before existence, so an ungranted caller cannot probe which secrets exist', async () => {
     const store = storeOf(tempDir(), { REAL: { env: 'SRC' } }, { SRC: VALUE });
     await rejectsWith(bindSecrets(store, [binding('NOT_DECLARED', 'X_TOKEN')], { grants: [] }), 'secret.not_granted');
