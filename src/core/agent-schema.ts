@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { approvalPolicy, grantField, httpUrlField, nameField, noDuplicates, relativePathField, riskLevel, secretRef } from './fields.js';
 import { BUILTIN_TOOLSETS } from './names.js';
+import { SecretBindingListSchema, SecretsSectionSchema } from './secrets-schema.js';
 
 /** Metadata an agent may express for one tool; the catalog decides whether it only tightens. */
 export const ToolOverrideSchema = z
@@ -9,6 +10,8 @@ export const ToolOverrideSchema = z
     description: z.string().min(1).max(4096).optional(),
     approval: approvalPolicy.optional(),
     risk: riskLevel.optional(),
+    // Secrets bound for each call of this tool, after approval (terminal only; see secrets-schema.ts).
+    secrets: SecretBindingListSchema.optional(),
   })
   .strict();
 
@@ -80,6 +83,9 @@ export const AgentConfigSchema = z
     runtime: z.enum(RUNTIME_TARGETS).default('local'),
     // Default '.': the core directory itself, so a core works where it is checked out.
     workspace: z.string().min(1).max(4096).default('.'),
+    // Declarations only (name -> source); values are read by src/secrets when a binding is made.
+    // Optional rather than defaulted, so a core without secrets keeps its exact snapshot shape.
+    secrets: SecretsSectionSchema.optional(),
   })
   .strict();
 

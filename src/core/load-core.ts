@@ -7,6 +7,7 @@ import { deepFreeze } from './deep-freeze.js';
 import { CoreLoadError, type CoreIssue } from './errors.js';
 import { loadMcpDeclarations } from './load-mcp.js';
 import { loadAuthoredTools } from './load-tools.js';
+import { secretsCrossCheck } from './secrets-schema.js';
 import { checkScriptedModelScript, type ScriptedModelScript } from './scripted-model-script.js';
 import { computeRevision, type CoreSnapshot } from './snapshot.js';
 import { parseYaml, type YamlSource } from './yaml-source.js';
@@ -32,6 +33,9 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
   const agentResult = agentSource === null ? null : parseWith(AgentConfigSchema, agentSource);
   if (agentResult !== null && !agentResult.ok) issues.push(...agentResult.issues);
   const agent: AgentConfig | null = agentResult?.ok === true ? agentResult.data : null;
+  if (agent !== null && agentSource !== null) {
+    for (const p of secretsCrossCheck(agent)) issues.push(at(agentSource, p.path, p.message));
+  }
 
   const workspace = await resolveWorkspace(root, opts, agent, agentSource, issues);
   const modelScript = agent !== null && agentSource !== null ? await readModelScript(reader, agent, agentSource) : null;
