@@ -1,7 +1,7 @@
 // Field schemas shared by agent.yaml, tool.yaml, agent/mcp/*.yaml and the model script.
 import { z } from 'zod';
 import { checkGrant } from './grants.js';
-import { SECRET_NAME_PATTERN, TOOL_NAME_PATTERN, TOOL_NAME_RULE } from './names.js';
+import { SECRET_NAME_PATTERN, SECRET_NAME_RULE, TOOL_NAME_PATTERN, TOOL_NAME_RULE } from './names.js';
 import { relativePathProblem } from './path-rules.js';
 
 export const APPROVAL_POLICIES = ['auto', 'prompt', 'deny'] as const;
@@ -42,7 +42,7 @@ export function relativePathField(base: string, example: string): z.ZodType<stri
   });
 }
 
-export const secretName = z.string().regex(SECRET_NAME_PATTERN, { message: "a secret name must match /^[A-Za-z_][A-Za-z0-9_]{0,127}$/; write e.g. 'GITHUB_TOKEN'" });
+export const secretName = z.string().regex(SECRET_NAME_PATTERN, { message: `a secret name ${SECRET_NAME_RULE}; write e.g. 'GITHUB_TOKEN'` });
 
 /** `{ secret: NAME }`: a reference the supervisor resolves only after approval; never the value itself. */
 export const secretRef = z.object({ secret: secretName }).strict();

@@ -8,8 +8,13 @@
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;
 export const TOOL_NAME_RULE = 'must match /^[a-z][a-z0-9_-]{0,62}$/ (a lower-case letter, then up to 62 of a-z 0-9 _ -), because model APIs accept only [a-zA-Z0-9_-]{1,64}';
 
-/** Secret names are environment-variable-like, so a binding target and a store key look the same. */
-export const SECRET_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/**
+ * Secret names are upper-case environment-variable style, so a declaration, a grant
+ * (`secret:NAME`), a reference and a binding target read alike. One rule for all of them: the
+ * policy's grant grammar (src/policy/capability.ts) uses the same pattern.
+ */
+export const SECRET_NAME_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+export const SECRET_NAME_RULE = 'must match /^[A-Z][A-Z0-9_]{0,63}$/ (an upper-case letter, then up to 63 of A-Z 0-9 _)';
 
 /** Environment variable names an MCP stdio declaration may set (POSIX portable names). */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;

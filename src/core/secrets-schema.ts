@@ -4,11 +4,11 @@
 // at load time and core sits below secrets in the import layers; src/secrets re-exports it.
 import * as path from 'node:path';
 import { z } from 'zod';
-import { ENV_NAME_PATTERN } from './names.js';
+import { ENV_NAME_PATTERN, SECRET_NAME_PATTERN, SECRET_NAME_RULE } from './names.js';
 
-/** Declared secret names: upper-case env-style, so a name, a grant and a target read alike. */
-export const SECRET_DECL_NAME_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
-const NAME_RULE = "must match /^[A-Z][A-Z0-9_]{0,63}$/ (an upper-case letter, then up to 63 of A-Z 0-9 _)";
+/** Declared secret names: the one secret-name rule (names.ts), shared with grants and references. */
+export const SECRET_DECL_NAME_PATTERN = SECRET_NAME_PATTERN;
+const NAME_RULE = SECRET_NAME_RULE;
 
 /** Bounds of one binding's lifetime: the process holding the secret is stopped when it ends. */
 export const MIN_TTL_MS = 1_000;

@@ -5,7 +5,7 @@
 //   name:target     e.g. mcp.call:github, fs.read:docs/guide.md
 //                   target segments are separated by '/', each [letters digits . _ ~ @ + = , % -],
 //                   never empty, never '.' or '..' (so a textual prefix is a real path prefix)
-//   secret:NAME     NAME is [A-Za-z_][A-Za-z0-9_]*; the only form of the secret namespace
+//   secret:NAME     NAME is [A-Z][A-Z0-9_]{0,63}; the only form of the secret namespace
 //   wildcards       grants only, and only as one whole trailing segment: '*', 'fs.*', 'mcp.call:*',
 //                   'fs.read:docs/*'. '**' is accepted as a synonym of '*' and normalized to it:
 //                   either one matches one or more further segments at any depth.
@@ -31,7 +31,8 @@ export interface Capability {
 
 const NAME_SEGMENT = /^[a-z][a-z0-9_-]*$/;
 const TARGET_SEGMENT = /^[\p{L}\p{N}._~@+=,%-]+$/u;
-const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// The core's SECRET_NAME_PATTERN (src/core/names.ts) is the same rule; policy never imports core.
+const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
 const MAX_LENGTH = 512;
 const TARGET_MARK = ':';
 
@@ -77,7 +78,7 @@ export function parseCapability(input: unknown, role: CapabilityRole = 'grant', 
       );
     }
     if (!SECRET_NAME.test(name)) {
-      fail(`secret name ${JSON.stringify(name)} is not of the form [A-Za-z_][A-Za-z0-9_]*`, 'use the environment-variable style name of the secret, e.g. "secret:GITHUB_TOKEN"');
+      fail(`secret name ${JSON.stringify(name)} is not of the form [A-Z][A-Z0-9_]{0,63}`, 'use the environment-variable style name of the secret, e.g. "secret:GITHUB_TOKEN"');
     }
     return freeze({ text: `secret:${name}`, kind: 'secret', tokens: ['secret', TARGET_MARK, name], wildcard: false });
   }
