@@ -14,6 +14,8 @@ export interface AdapterEntry {
 export interface AdapterEnv {
   readonly workspace: string;
   readonly supervisor: ProcessSupervisor;
+  /** Variables agent.yaml binds secrets to for this tool (names only; values come after approval). */
+  readonly secretTargets: readonly string[];
   /** The catalog's model-facing listing, for tools_list. */
   readonly listing: readonly { name: string; description: string; capability: string; approval: ApprovalPolicyName; risk: string; source: string }[];
 }
@@ -55,9 +57,18 @@ export class AdapterUnavailableError extends Error {
   }
 }
 
+export interface InvokeEnv extends AdapterEnv {
+  readonly signal: AbortSignal;
+  readonly deadlineMs: number;
+  /** Secret values to remove from all output, streams and artifacts included. */
+  readonly redact: readonly string[];
+  /** Adds this effect's bound secrets to a child environment; usable once, only before the deadline. */
+  readonly secretEnv?: (base: Record<string, string>) => Record<string, string>;
+}
+
 export interface EffectAdapter {
   /** Step 4: no process, no network, no file mutation. Throws AdapterCheckError to refuse. */
   preflight(entry: AdapterEntry, args: unknown, env: AdapterEnv): Preflight;
   /** Step 7: runs under the deadline and the cancel signal. */
-  invoke(entry: AdapterEntry, args: unknown, env: AdapterEnv & { signal: AbortSignal; deadlineMs: number; redact: readonly string[] }): Promise<AdapterOutput>;
+  invoke(entry: AdapterEntry, args: unknown, env: InvokeEnv): Promise<AdapterOutput>;
 }

@@ -8,6 +8,13 @@ export const TERMINAL_INPUT_SCHEMA = {
     command: { type: 'string', minLength: 1, maxLength: 16_384, description: 'A shell command line.' },
     cwd: { type: 'string', description: 'Working directory, relative to the workspace (default: the workspace).' },
     timeout: { type: 'number', minimum: 0.1, maximum: 3600, description: 'Seconds before the whole process tree is stopped.' },
+    env: {
+      type: 'object',
+      description: 'Extra environment variables for this command (always needs approval; PATH, LD_*, NODE_OPTIONS and other variables that control execution are refused).',
+      maxProperties: 32,
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' },
+      additionalProperties: { type: 'string', maxLength: 4096 },
+    },
   },
   required: ['command'],
   additionalProperties: false,

@@ -18,6 +18,7 @@ import {
 import { appendEventsGrouped, SessionStore, type Database } from '../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
 import { adapterFor } from '../adapters/registry.js';
+import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
 import { errorViews, REDACTION_FAILED_VIEWS, successViews } from './views.js';
 
@@ -33,6 +34,8 @@ export interface EffectRuntimeOptions {
   db: Database;
   /** Operator hook for live display: called with the operator view of each finished effect. */
   onOperatorView?: (view: Readonly<Record<string, unknown>>) => void;
+  /** Where bound secrets come from; default: the catalog's core declarations. */
+  secrets?: SecretStore;
 }
 
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
@@ -49,8 +52,10 @@ export class EffectRuntime {
   private readonly listing: AdapterEnv['listing'];
   private readonly callPrefix = `call_${randomBytes(4).toString('hex')}_`;
   private calls = 0;
+  private readonly secretStore: SecretStore;
 
   constructor(private readonly o: EffectRuntimeOptions) {
+    this.secretStore = o.secrets ?? SecretStore.fromCore(o.catalog.core);
     const AjvClass = createRequire(import.meta.url)('ajv').default as AjvCtor;
     this.ajv = new AjvClass({ allErrors: true, strict: false });
     this.sessions = new SessionStore(o.db);
@@ -96,7 +101,9 @@ export class EffectRuntime {
       durationMs: 0,
       summary: null as string | null,
       audit: null as Readonly<Record<string, unknown>> | null,
-      secrets: [] as string[],
+      // Values to remove from every view: this effect's bound secrets and every secret resolved so far.
+      secrets: this.knownSecrets(),
+      bindings: [] as readonly Readonly<Record<string, unknown>>[],
     };
     const events: { kind: string; payload: unknown }[] = [];
     const fail = async (code: EffectErrorCode, step: EffectStep, message: string): Promise<EffectOutcome> => {
@@ -138,10 +145,12 @@ export class EffectRuntime {
     // 4. Pure checks (workspace, command, env): no process, no network, no file mutation.
     const adapter = adapterFor(entry.adapterKey);
     if (!adapter) return fail('BINDING_INVALID', 1, `no adapter for ${entry.adapterKey}`);
+    const bindings = this.bindingsFor(entry);
     const env: AdapterEnv = {
       workspace: this.o.catalog.core.workspace,
       supervisor: this.o.supervisor,
       listing: this.listing,
+      secretTargets: bindings.map((b) => b.env),
     };
     const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
     let pre: Preflight;
@@ -165,7 +174,8 @@ export class EffectRuntime {
       capabilitySnapshot: this.o.catalog.capabilities.digest,
       policy,
       effect: { ref: entry.ref, name: entry.name },
-      action: pre.action as never,
+      // Which secret goes into which variable is part of what is approved.
+      action: (bindings.length === 0 ? pre.action : { kind: pre.action.kind, target: { ...pre.action.target, secrets: bindings.map((b) => ({ secret: b.secret, env: b.env })) } }) as never,
     });
     let decision: ApprovalDecision;
     try {
@@ -191,12 +201,23 @@ export class EffectRuntime {
     if (decision.source !== 'policy') this.recordApproval(ctx, key.id, entry, decision);
     if (!decision.approved) return fail('APPROVAL_DENIED', 5, decision.reason);
 
-    // 6. Secrets: bound only now, after approval, for this effect (the secrets layer fills this in).
-    const secrets: string[] = [];
-    base.secrets = secrets;
+    // 6. Secrets: resolved only now, after approval, for this effect; the earliest expiry clamps it.
+    let bound: SecretBindingSet | null = null;
+    if (bindings.length > 0) {
+      try {
+        bound = await bindSecrets(this.secretStore, bindings, { grants: (capability: string) => this.o.catalog.capabilities.allows(capability) });
+      } catch (err) {
+        if (err instanceof SecretError) return fail('SECRET_DENIED', 6, err.message);
+        throw err;
+      }
+      base.bindings = bound.metadata.map((m) => ({ ...m }));
+      base.secrets = this.knownSecrets(bound);
+    }
+    const secrets = base.secrets;
 
     // 7. The adapter, under the deadline and the cancel signal.
-    const deadlineMs = ctx.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    let deadlineMs = ctx.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    if (bound?.deadline != null) deadlineMs = Math.max(1, Math.min(deadlineMs, bound.deadline - Date.now()));
     const controller = new AbortController();
     const onAbort = (): void => controller.abort();
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
@@ -207,7 +228,13 @@ export class EffectRuntime {
     }, deadlineMs + BACKSTOP_MS);
     let out;
     try {
-      out = await adapter.invoke(adapterEntry, req.args, { ...env, signal: controller.signal, deadlineMs, redact: secrets });
+      out = await adapter.invoke(adapterEntry, req.args, {
+        ...env,
+        signal: controller.signal,
+        deadlineMs,
+        redact: secrets,
+        ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),
+      });
     } catch (err) {
       if (ctx.signal?.aborted) return fail('CANCELLED', 7, 'the call was cancelled');
       if (overran) return fail('TIMEOUT', 7, `the effect exceeded its deadline of ${deadlineMs} ms`);
@@ -215,6 +242,7 @@ export class EffectRuntime {
     } finally {
       clearTimeout(timer);
       ctx.signal?.removeEventListener('abort', onAbort);
+      bound?.overlay.wipe();
     }
 
     // 8. Bounded, redacted, separate views.
@@ -233,6 +261,20 @@ export class EffectRuntime {
     await this.record(ctx, events);
     this.o.onOperatorView?.(views.operator);
     return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
+  }
+
+  /** The bindings agent.yaml declares for this tool (terminal only, for now). */
+  private bindingsFor(entry: CatalogEntry): readonly SecretBindingRequest[] {
+    const tools = this.o.catalog.core.agent.tools as Readonly<Record<string, { secrets?: readonly SecretBindingRequest[] }>> | undefined;
+    return tools?.[entry.name]?.secrets ?? [];
+  }
+
+  /** Every secret value to redact, as text: this effect's bound values and all resolved before. */
+  private knownSecrets(bound?: SecretBindingSet): string[] {
+    const values = new Set<string>();
+    for (const b of this.secretStore.knownValues()) values.add(b.toString('utf8'));
+    if (bound) for (const b of bound.values()) values.add(b.toString('utf8'));
+    return [...values].filter((v) => v.length > 0);
   }
 
   private validatorFor(entry: CatalogEntry): ValidateFunction {

@@ -27,6 +27,7 @@ export type EffectErrorCode =
   | 'CHECK_FAILED'
   | 'NOT_IMPLEMENTED'
   | 'APPROVAL_DENIED'
+  | 'SECRET_DENIED'
   | 'ADAPTER_FAILED'
   | 'TIMEOUT'
   | 'CANCELLED'

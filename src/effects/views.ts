@@ -33,26 +33,52 @@ interface Common {
   summary: string | null;
   audit: Readonly<Record<string, unknown>> | null;
   secrets: readonly string[];
+  /** Secret binding metadata (name, target, source, expiry); never values. */
+  bindings: readonly Readonly<Record<string, unknown>>[];
+}
+
+/** Every string in a JSON-like value with every secret removed (keys included). */
+export function redactDeep<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redactAll(v, secrets);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[redactAll(k, secrets)] = walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
+
+function withBindings(c: Common): Record<string, unknown> {
+  return c.bindings.length === 0 ? {} : { secret_bindings: c.bindings };
 }
 
 export function successViews(c: Common, out: { text: string; isError: boolean; detail: Readonly<Record<string, unknown>> }): EffectViews {
   const content = boundForModel(redactAll(out.text, c.secrets));
   const event = { call_id: c.callId, tool: c.tool, status: out.isError ? 'tool_error' : 'ok', duration_ms: c.durationMs };
-  const durable = {
-    ...event,
-    capability: c.capability,
-    policy: c.policy,
-    approval: c.approval,
-    summary: c.summary === null ? null : redactAll(c.summary, c.secrets),
-    audit: c.audit,
-    detail: out.detail,
-  };
+  const durable = redactDeep(
+    {
+      ...event,
+      capability: c.capability,
+      policy: c.policy,
+      approval: c.approval,
+      summary: c.summary,
+      audit: c.audit,
+      ...withBindings(c),
+      detail: out.detail,
+    },
+    c.secrets,
+  );
   return { model: { ok: !out.isError, content }, operator: { ...durable, output: content }, event, durable };
 }
 
 export function errorViews(c: Common, code: EffectErrorCode, step: EffectStep, message: string): EffectViews {
   const safe = redactAll(message, c.secrets);
   const event = { call_id: c.callId, tool: c.tool, status: 'error', code, step, duration_ms: c.durationMs };
-  const durable = { ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, message: safe };
+  const durable = redactDeep({ ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, ...withBindings(c), message: safe }, c.secrets);
   return { model: { ok: false, content: `${code}: ${safe}` }, operator: durable, event, durable };
 }

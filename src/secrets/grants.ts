@@ -11,7 +11,7 @@ export type SecretGrantCheck = (capability: string) => boolean;
  */
 export function exactSecretGrants(granted: Iterable<string>): SecretGrantCheck {
   const exact = new Set<string>();
-  for (const g of granted) if (typeof g === 'string' && /^secret:[A-Za-z_][A-Za-z0-9_]*$/.test(g)) exact.add(g);
+  for (const g of granted) if (typeof g === 'string' && /^secret:[A-Z][A-Z0-9_]{0,63}$/.test(g)) exact.add(g);
   return (capability) => exact.has(capability);
 }
 

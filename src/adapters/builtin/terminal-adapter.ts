@@ -1,6 +1,8 @@
 // The terminal builtin as an EffectAdapter: preflight resolves the cwd inside the workspace and
 // binds the exact command line and cwd into the approval; invoke runs the supervised tree.
+import { forbiddenTargetReason } from '../../core/secrets-schema.js';
 import { allowlistedEnv } from '../../process/child-env.js';
+import { resolveCommand } from '../../process/resolve-command.js';
 import { AdapterCheckError, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
 import { preflightTerminal, runTerminal, shellFor, type TerminalInput } from './terminal.js';
@@ -31,6 +33,38 @@ function wordsStayInside(parts: readonly string[], cwd: string, workspace: strin
   return true;
 }
 
+/** The overlay's variables, refused when they control execution or collide with a secret target. */
+function checkOverlay(overlay: Readonly<Record<string, string>>, secretTargets: readonly string[]): string[] {
+  const keys = Object.keys(overlay).sort();
+  const secret = new Set(secretTargets.map((t) => t.toUpperCase()));
+  for (const k of keys) {
+    const why = forbiddenTargetReason(k);
+    if (why !== null) throw new AdapterCheckError(`env.${k} is refused: the variable ${why}; pass data in a variable of its own, or set it inside the command`);
+    if (secret.has(k.toUpperCase())) throw new AdapterCheckError(`env.${k} is refused: agent.yaml binds a secret to ${k} for this tool; the model cannot set or replace it`);
+  }
+  return keys;
+}
+
+/** Best effort: the program each part of the command line starts, as PATH resolves it now. */
+function executables(parts: readonly string[], env: Readonly<Record<string, string>>, cwd: string): { name: string; path: string | null }[] {
+  const out: { name: string; path: string | null }[] = [];
+  const seen = new Set<string>();
+  for (const part of parts) {
+    const name = part.trim().split(/\s+/)[0] ?? '';
+    if (name === '' || seen.has(name) || /['"$`\\]/.test(name)) continue;
+    seen.add(name);
+    let path: string | null = null;
+    try {
+      path = resolveCommand(name, env.PATH ?? env.Path, cwd);
+    } catch {
+      path = null;
+    }
+    out.push({ name, path });
+    if (out.length >= 16) break;
+  }
+  return out;
+}
+
 function input(args: unknown): TerminalInput {
   return args as TerminalInput; // schema-validated by the runtime in step 1
 }
@@ -45,7 +79,10 @@ export const terminalAdapter: EffectAdapter = {
       if (err instanceof WorkspacePathError) throw new AdapterCheckError(err.message);
       throw err;
     }
-    const envKeys = Object.keys(allowlistedEnv()).sort();
+    const overlay = a.env ?? {};
+    const overlayKeys = checkOverlay(overlay, env.secretTargets);
+    const base = allowlistedEnv();
+    const envKeys = [...new Set([...Object.keys(base), ...overlayKeys, ...env.secretTargets])].sort();
     const cls = classifyCommand(a.command, { workspace: env.workspace });
     // Read-only is not the same as inside the workspace (`cat ~/.ssh/id_rsa` changes nothing):
     // only a read-only command that names no absolute, home, parent or variable path may skip asking.
@@ -59,10 +96,21 @@ export const terminalAdapter: EffectAdapter = {
           minimum: autoable ? 'auto' : 'prompt',
           reason: cls.kind === 'read-only' && !staysInside ? 'a read-only command naming a path that may leave the workspace' : cls.reason,
         },
+        // An explicit environment overlay always needs someone's yes, whatever the command is.
+        ...(overlayKeys.length > 0 ? [{ check: 'terminal-env-overlay', classification: 'env-overlay', minimum: 'prompt' as const, reason: `sets ${overlayKeys.join(', ')}` }] : []),
       ],
-      action: { kind: 'terminal.exec', target: { command: a.command, cwd, envKeys } },
-      summary: a.command,
-      audit: { cwd, shell: shellFor(a.command).file, envKeys, classification: cls.kind, parts: cls.parts },
+      // The overlay's values are bound into the approval key (hashed), so an approval of A=1 does not run A=2.
+      action: { kind: 'terminal.exec', target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}) } },
+      summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
+      audit: {
+        cwd,
+        shell: shellFor(a.command).file,
+        envKeys,
+        overlayKeys,
+        classification: cls.kind,
+        parts: cls.parts,
+        executables: executables(cls.parts.length > 0 ? cls.parts : [a.command], { ...base, ...overlay }, cwd),
+      },
     };
   },
 
@@ -73,6 +121,7 @@ export const terminalAdapter: EffectAdapter = {
       deadlineMs: env.deadlineMs,
       signal: env.signal,
       redact: env.redact,
+      ...(env.secretEnv ? { secretEnv: env.secretEnv } : {}),
     });
     const o = run.outcome;
     const status = o.reason === 'exited' ? (o.signal ? `killed by ${o.signal}` : `exit code ${o.exitCode}`) : o.reason;

@@ -9,6 +9,8 @@ export interface TerminalInput {
   cwd?: string;
   /** Seconds; clamped by the effect's deadline. */
   timeout?: number;
+  /** An explicit overlay on the allowlisted environment (checked in preflight, approved). */
+  env?: Record<string, string>;
 }
 
 export interface TerminalRun {
@@ -24,6 +26,8 @@ export interface TerminalContext {
   deadlineMs: number;
   signal: AbortSignal;
   redact: readonly string[];
+  /** Adds the effect's bound secrets to the child's environment (last, so nothing overrides them). */
+  secretEnv?: (base: Record<string, string>) => Record<string, string>;
   graceMs?: number;
 }
 
@@ -39,7 +43,8 @@ export function preflightTerminal(input: TerminalInput, workspace: string): { cw
 
 export async function runTerminal(input: TerminalInput, ctx: TerminalContext): Promise<TerminalRun> {
   const { cwd } = preflightTerminal(input, ctx.workspace);
-  const env = allowlistedEnv();
+  const overlaid = { ...allowlistedEnv(), ...(input.env ?? {}) };
+  const env = ctx.secretEnv ? ctx.secretEnv(overlaid) : overlaid;
   const shell = shellFor(input.command);
   const wanted = input.timeout !== undefined ? Math.round(input.timeout * 1000) : ctx.deadlineMs;
   const tree = ctx.supervisor.spawnTree({
