@@ -1,6 +1,8 @@
-// An Aho–Corasick automaton over bytes with a dense transition table: one table load per input
-// byte, whatever the number of patterns, and the whole streaming state is one state number.
-// Bytes that occur in no pattern share one column (byte classes), which keeps the table small.
+// An Aho–Corasick automaton over bytes with a dense transition table. It answers one question at
+// the end of every chunk: how many trailing bytes could still grow into a pattern (the hold-back).
+// It was first the matcher too, but its one dependent table load per byte ran at 120-200 MB/s here
+// (decisions.md, 18); the sampled matcher finds the occurrences. Bytes that occur in no pattern
+// share one column (byte classes), which keeps the table small.
 import { RedactionError } from './errors.js';
 
 /** The transition table may not grow beyond this; compiling more fails closed (REDACTION_TOO_LARGE). */
@@ -13,8 +15,6 @@ export class PatternAutomaton {
   readonly shift: number;
   /** delta[(state << shift) | classOf[byte]] is the next state. State 0 is the root. */
   readonly delta: Uint16Array | Uint32Array;
-  /** Length of the longest pattern ending at this state; 0 when none ends here. */
-  readonly matchLen: Int32Array;
   /**
    * Length of the longest suffix of the text read so far that a later byte could still extend
    * into a match: bytes before it can no longer be covered by a match that is not yet seen.
@@ -44,7 +44,6 @@ export class PatternAutomaton {
     // The trie, with sparse edges first: its size decides the table's element type and memory.
     const edge = new Map<number, number>();
     const depth: number[] = [0];
-    const terminal: number[] = [0];
     const children: number[][] = [[]];
     for (const p of patterns) {
       if (p.length === 0) continue;
@@ -57,13 +56,11 @@ export class PatternAutomaton {
           next = depth.length;
           edge.set(key, next);
           depth.push(depth[s]! + 1);
-          terminal.push(0);
           children.push([]);
           children[s]!.push(c, next);
         }
         s = next;
       }
-      terminal[s] = p.length;
     }
     const n = depth.length;
     this.stateCount = n;
@@ -77,7 +74,6 @@ export class PatternAutomaton {
       );
     }
     const delta = wide ? new Uint32Array(n << shift) : new Uint16Array(n << shift);
-    const matchLen = new Int32Array(n);
     const holdDepth = new Int32Array(n);
     const fail = new Int32Array(n);
 
@@ -93,7 +89,6 @@ export class PatternAutomaton {
     while (head < tail) {
       const s = queue[head++]!;
       const f = fail[s]!;
-      matchLen[s] = terminal[s]! > 0 ? terminal[s]! : matchLen[f]!;
       const kids = children[s]!;
       holdDepth[s] = kids.length > 0 ? depth[s]! : holdDepth[f]!;
       delta.copyWithin(s << shift, f << shift, (f + 1) << shift);
@@ -108,12 +103,20 @@ export class PatternAutomaton {
     }
     holdDepth[0] = 0;
     this.delta = delta;
-    this.matchLen = matchLen;
     this.holdDepth = holdDepth;
   }
 
   /** Memory held by the tables, in bytes. */
   get tableBytes(): number {
-    return this.delta.byteLength + this.matchLen.byteLength + this.holdDepth.byteLength;
+    return this.delta.byteLength + this.holdDepth.byteLength;
+  }
+
+  /** Length of the longest suffix of window[0, end) that is a proper prefix of some pattern. */
+  pendingLength(window: Buffer, end: number): number {
+    const { delta, classOf, shift } = this;
+    let s = 0;
+    // A proper prefix is at most maxLen - 1 bytes long: nothing earlier matters.
+    for (let i = Math.max(0, end - this.maxLen + 1); i < end; i++) s = delta[(s << shift) | classOf[window[i]!]!]!;
+    return this.holdDepth[s]!;
   }
 }

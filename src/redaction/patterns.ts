@@ -1,6 +1,7 @@
 // A compiled set of secrets: every form of every secret, the matcher over them and the marker that
 // none of them can touch. Compile once per effect; stream redactors and text views share it.
 import { PatternAutomaton } from './automaton.js';
+import { SampledMatcher } from './sampled-matcher.js';
 import { RedactionError } from './errors.js';
 import { chooseMarkerForPatterns, markerConflicts } from './marker.js';
 import { labelledSecretForms, type SecretFormKind } from './secret-forms.js';
@@ -17,7 +18,9 @@ export class RedactionPatterns {
   readonly secretCount: number;
   /** Every byte pattern removed: each secret's raw bytes and its encoded forms, deduplicated. */
   readonly patterns: readonly Buffer[];
-  /** Null when there is nothing to redact. */
+  /** Finds the occurrences; null when there is nothing to redact. */
+  readonly matcher: SampledMatcher | null;
+  /** Decides the hold-back at the end of a chunk; null when there is nothing to redact. */
   readonly automaton: PatternAutomaton | null;
 
   static compile(secrets: Iterable<string | Buffer>, options: RedactionOptions = {}): RedactionPatterns {
@@ -68,5 +71,6 @@ export class RedactionPatterns {
     }
     this.markerBytes = Buffer.from(this.marker, 'utf8');
     this.automaton = patterns.length === 0 ? null : new PatternAutomaton(patterns);
+    this.matcher = patterns.length === 0 ? null : new SampledMatcher(patterns);
   }
 }

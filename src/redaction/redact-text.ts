@@ -19,7 +19,7 @@ function redactBytes(compiled: RedactionPatterns, bytes: Buffer): Buffer {
 export function redactText(text: string, source: RedactionPatterns | StreamRedactor | Iterable<string | Buffer>): string {
   const compiled =
     source instanceof RedactionPatterns ? source : source instanceof StreamRedactor ? source.compiled : RedactionPatterns.compile(source);
-  if (compiled.automaton === null) return text;
+  if (compiled.matcher === null) return text;
   let current = text;
   for (let pass = 0; pass < 3; pass++) {
     const out = redactBytes(compiled, Buffer.from(current, 'utf8'));
