@@ -41,7 +41,18 @@ export class PatternAutomaton {
     while (1 << shift < classes) shift++;
     this.shift = shift;
 
-    // The trie, with sparse edges first: its size decides the table's element type and memory.
+    // Refuse before building: the state count is at most the total pattern length plus one.
+    const bound = patterns.reduce((t, p) => t + p.length, 1);
+    const tableBytes = bound * (1 << shift) * (bound > 0xffff ? 4 : 2);
+    if (tableBytes > MAX_TABLE_BYTES) {
+      throw new RedactionError(
+        'REDACTION_TOO_LARGE',
+        `redaction: ${patterns.length} patterns need up to a ${Math.ceil(tableBytes / 2 ** 20)} MiB matcher, over the ` +
+          `${MAX_TABLE_BYTES / 2 ** 20} MiB cap; bind fewer or shorter secrets to this effect`,
+      );
+    }
+
+    // The trie, with sparse edges first: its size decides the table's element type.
     const edge = new Map<number, number>();
     const depth: number[] = [0];
     const children: number[][] = [[]];
@@ -65,14 +76,6 @@ export class PatternAutomaton {
     const n = depth.length;
     this.stateCount = n;
     const wide = n > 0xffff;
-    const tableBytes = n * (1 << shift) * (wide ? 4 : 2);
-    if (tableBytes > MAX_TABLE_BYTES) {
-      throw new RedactionError(
-        'REDACTION_TOO_LARGE',
-        `redaction: ${patterns.length} patterns need a ${Math.ceil(tableBytes / 2 ** 20)} MiB matcher, over the ` +
-          `${MAX_TABLE_BYTES / 2 ** 20} MiB cap; bind fewer or shorter secrets to this effect`,
-      );
-    }
     const delta = wide ? new Uint32Array(n << shift) : new Uint16Array(n << shift);
     const holdDepth = new Int32Array(n);
     const fail = new Int32Array(n);

@@ -48,6 +48,9 @@ export class RedactionPatterns {
     }
     this.secretCount = seenSecrets.size;
     this.patterns = patterns;
+    // First, as it refuses oversized sets before any other work on them.
+    this.automaton = patterns.length === 0 ? null : new PatternAutomaton(patterns);
+    this.matcher = patterns.length === 0 ? null : new SampledMatcher(patterns);
 
     if (options.marker !== undefined) {
       const m = Buffer.from(options.marker, 'utf8');
@@ -70,7 +73,6 @@ export class RedactionPatterns {
       this.marker = chooseMarkerForPatterns(patterns);
     }
     this.markerBytes = Buffer.from(this.marker, 'utf8');
-    this.automaton = patterns.length === 0 ? null : new PatternAutomaton(patterns);
-    this.matcher = patterns.length === 0 ? null : new SampledMatcher(patterns);
+
   }
 }
