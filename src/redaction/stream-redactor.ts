@@ -28,9 +28,11 @@ export class StreamRedactor {
   private coverEnd = -1;
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
+  /** Added to the offsets the matcher reports (it searches the chunk apart from the hold-back). */
+  private matchOffset = 0;
   private readonly onMatch = (start: number, end: number): void => {
-    this.starts.push(start);
-    this.ends.push(end);
+    this.starts.push(start + this.matchOffset);
+    this.ends.push(end + this.matchOffset);
   };
 
   constructor(secrets: Iterable<string | Buffer> | RedactionPatterns, options: StreamRedactorOptions = {}) {
@@ -52,15 +54,13 @@ export class StreamRedactor {
   push(chunk: Buffer): Buffer {
     if (this.matcher === null) return chunk;
     if (chunk.length === 0) return EMPTY;
-    // Only a non-empty hold-back costs a copy; it is at most the longest pattern.
-    const window = this.hold.length === 0 ? chunk : Buffer.concat([this.hold, chunk]);
-    return this.scan(window, false);
+    return this.scan(this.hold, chunk, false);
   }
 
   /** Emits the held-back bytes and ends the stream; a later push starts a new stream. */
   flush(): Buffer {
     if (this.matcher === null) return EMPTY;
-    const out = this.scan(this.hold, true);
+    const out = this.scan(EMPTY, this.hold, true);
     this.hold = EMPTY;
     this.holdStart = 0;
     this.emitPos = 0;
@@ -68,18 +68,54 @@ export class StreamRedactor {
     return out;
   }
 
-  private scan(window: Buffer, final: boolean): Buffer {
-    const base = this.holdStart;
+  /**
+   * Redacts the window `head` + `tail` (the hold-back and the new chunk) without joining them: a
+   * 64 KiB copy per chunk cost more than the search. Offsets below are window offsets.
+   */
+  private scan(head: Buffer, tail: Buffer, final: boolean): Buffer {
+    const h = head.length;
+    const n = h + tail.length;
+    const maxLen = this.automaton!.maxLen;
+    // Only a window shorter than the longest pattern is joined (it is small).
+    const short = h > 0 && tail.length <= maxLen;
+    const joined = short ? Buffer.concat([head, tail]) : null;
     // Bytes before `limit` are final: an occurrence starting there lies wholly in this window (else
     // the rest of the window would be a proper prefix of a pattern), so it is found now.
-    const limit = final ? window.length : window.length - this.automaton!.pendingLength(window, window.length);
+    let limit = n;
+    if (!final) {
+      // Unjoined, the chunk alone is the window (no hold-back) or longer than any pattern prefix.
+      const end = joined ?? tail;
+      limit = n - this.automaton!.pendingLength(end, end.length);
+    }
+    if (joined !== null || h === 0) {
+      this.matcher!.find(joined ?? tail, limit, this.onMatch);
+    } else {
+      // Occurrences starting in the hold-back end within maxLen bytes of it: search that seam alone.
+      const seam = Buffer.concat([head, tail.subarray(0, Math.min(tail.length, maxLen))]);
+      this.matcher!.find(seam, Math.min(h, limit), this.onMatch);
+      if (limit > h) {
+        this.matchOffset = h;
+        this.matcher!.find(tail, limit - h, this.onMatch);
+        this.matchOffset = 0;
+      }
+    }
+    return this.emit(head, tail, limit);
+  }
+
+  private emit(head: Buffer, tail: Buffer, limit: number): Buffer {
+    const base = this.holdStart;
+    const h = head.length;
+    const n = h + tail.length;
     const starts = this.starts;
     const ends = this.ends;
-    this.matcher!.find(window, limit, this.onMatch);
+    const pieces: Buffer[] = [];
+    const slice = (from: number, to: number): void => {
+      if (from < h) pieces.push(head.subarray(from, Math.min(to, h)));
+      if (to > h) pieces.push(tail.subarray(Math.max(from, h) - h, to - h));
+    };
 
     let emit = this.emitPos - base;
     let coverEnd = this.coverEnd - base;
-    const pieces: Buffer[] = [];
     if (starts.length > 0) {
       let order: number[] | undefined;
       for (let k = 1; k < starts.length; k++) {
@@ -98,7 +134,7 @@ export class StreamRedactor {
           if (coverEnd > emit) emit = coverEnd;
           continue;
         }
-        if (q > emit) pieces.push(window.subarray(emit, q));
+        if (q > emit) slice(emit, q);
         pieces.push(this.markerBuf);
         coverEnd = e;
         emit = e;
@@ -107,12 +143,18 @@ export class StreamRedactor {
       ends.length = 0;
     }
     if (limit > emit) {
-      pieces.push(window.subarray(emit, limit));
+      slice(emit, limit);
       emit = limit;
     }
 
     // Copy the (small) hold-back so it never pins a large caller or concat buffer.
-    this.hold = limit < window.length ? Buffer.from(window.subarray(limit)) : EMPTY;
+    if (limit < n) {
+      const rest = pieces.length;
+      slice(limit, n);
+      this.hold = Buffer.concat(pieces.splice(rest));
+    } else {
+      this.hold = EMPTY;
+    }
     this.holdStart = base + limit;
     this.emitPos = base + emit;
     this.coverEnd = base + coverEnd;

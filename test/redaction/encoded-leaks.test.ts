@@ -143,7 +143,7 @@ describe('stream against the full-pattern reference (seeded fuzz)', () => {
         const input = Buffer.concat(parts);
         const compiled = RedactionPatterns.compile(secrets);
         const expected = reference(input, patterns, compiled.markerBytes);
-        for (const chunks of [[input], bytewise(input), randomChunks(input, rand, 5), randomChunks(input, rand, 40)]) {
+        for (const chunks of [[input], bytewise(input), randomChunks(input, rand, 5), randomChunks(input, rand, 40), randomChunks(input, rand, 160)]) {
           const r = new StreamRedactor(compiled);
           const out = Buffer.concat([...chunks.map((c) => Buffer.from(r.push(c))), r.flush()]);
           assert.deepEqual(out, expected, `seed ${seed} round ${round}`);
