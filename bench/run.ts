@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -12,15 +12,16 @@ import { BenchContext, progress } from './common.js';
 import { runDrain, type DrainResult } from './drain.js';
 import { runEffect, type EffectResultBench } from './effect.js';
 import { runKill, type KillResult } from './kill.js';
+import { runRedact, type RedactResult } from './redact.js';
 import { sweep } from './procs.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -175,6 +176,20 @@ function effectTable(r: EffectResultBench): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function redactTable(r: RedactResult): string {
+  const mbs = (x: number): string => `${x.toFixed(1)} MB/s`;
+  const rows = [
+    ['contender', 'median', 'min', 'max'],
+    [`StreamRedactor (${r.secrets} secrets, ${r.patterns} patterns)`, mbs(r.redactorMBs.median), mbs(r.redactorMBs.min), mbs(r.redactorMBs.max)],
+    ['plain copy (Buffer.from per chunk)', mbs(r.copyMBs.median), mbs(r.copyMBs.min), mbs(r.copyMBs.max)],
+  ];
+  const notes = [
+    `${r.trials} interleaved trials of ${r.bytes / 1024 / 1024} MiB in ${r.chunkBytes / 1024} KiB chunks; redactor / copy: ${fmtRatio(r.ratio)}`,
+    `compile (forms, matcher, marker) for ${r.secrets} secrets: median ${fmtMs(r.compileMs.median)}; one pass over the corpus: ${r.planted} forms planted, ${r.markers} markers, no form left`,
+  ];
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const ctx = new BenchContext({ quick: args.quick, json: args.json });
@@ -193,7 +208,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -215,6 +230,9 @@ async function main(): Promise<number> {
         } else if (name === 'effect') {
           out.effect = await runEffect(ctx);
           text.push(`\n== effect: a no-op builtin through all eight steps with durable events  [target: >= 5,000 effects/s] ${verdict(out.effect.pass)}\n${effectTable(out.effect)}`);
+        } else if (name === 'redact') {
+          out.redact = await runRedact(ctx);
+          text.push(`\n== redact: 50 secrets with their encoded forms over ${out.redact.bytes / 1024 / 1024} MiB  [target: >= ${out.redact.target} MB/s] ${verdict(out.redact.pass)}\n${redactTable(out.redact)}`);
         } else {
           out.drain = await runDrain(ctx);
           text.push(`\n== drain: 256 MiB stdout  [target: throughput >= 50% of baseline, RSS growth <= 64 MiB] ${verdict(out.drain.pass)}\n${drainTable(out.drain)}`);
@@ -247,7 +265,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 
