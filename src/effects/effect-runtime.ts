@@ -20,7 +20,9 @@ import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Prefl
 import { adapterFor } from '../adapters/registry.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
-import { errorViews, REDACTION_FAILED_VIEWS, successViews } from './views.js';
+import { errorViews, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
+
+const IDENTITY: TextRedactor = (t) => t;
 
 const DEFAULT_DEADLINE_MS = 120_000;
 /** The adapter enforces the deadline itself (a tree stopped at its timeout says "timeout"); this
@@ -103,6 +105,7 @@ export class EffectRuntime {
       audit: null as Readonly<Record<string, unknown>> | null,
       // Values to remove from every view: this effect's bound secrets and every secret resolved so far.
       secrets: this.knownSecrets(),
+      redact: IDENTITY as TextRedactor,
       bindings: [] as readonly Readonly<Record<string, unknown>>[],
     };
     const events: { kind: string; payload: unknown }[] = [];
@@ -110,6 +113,7 @@ export class EffectRuntime {
       base.durationMs = Date.now() - t0;
       let views;
       try {
+        if (base.redact === IDENTITY && base.secrets.length > 0) base.redact = textRedactor(base.secrets);
         views = errorViews(base, code, step, message);
       } catch {
         views = REDACTION_FAILED_VIEWS;
@@ -213,6 +217,14 @@ export class EffectRuntime {
       base.bindings = bound.metadata.map((m) => ({ ...m }));
       base.secrets = this.knownSecrets(bound);
     }
+    // One compiled redactor for this effect's views; a set that cannot be redacted safely stops
+    // the effect here, before anything runs.
+    try {
+      base.redact = textRedactor(base.secrets);
+    } catch {
+      bound?.overlay.wipe();
+      return this.redactionFailed(ctx, base, events);
+    }
     const secrets = base.secrets;
 
     // 7. The adapter, under the deadline and the cancel signal.
@@ -251,16 +263,20 @@ export class EffectRuntime {
     try {
       views = successViews(base, out);
     } catch {
-      // The durable record says that it failed, never what the raw output was.
-      views = REDACTION_FAILED_VIEWS;
-      events.push({ kind: 'effect.failed', payload: { call_id: base.callId, tool: base.tool, ...views.durable } });
-      await this.record(ctx, events);
-      return { ok: false, callId: base.callId, tool: base.tool, code: 'REDACTION_FAILED', step: 8, message: 'redaction failed', views };
+      return this.redactionFailed(ctx, base, events);
     }
     events.push({ kind: 'effect.completed', payload: views.durable });
     await this.record(ctx, events);
     this.o.onOperatorView?.(views.operator);
     return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
+  }
+
+  /** The one fixed failed result: the durable record says that redaction failed, never what the output was. */
+  private async redactionFailed(ctx: TurnExecutionContext, base: { callId: string; tool: string }, events: { kind: string; payload: unknown }[]): Promise<EffectOutcome> {
+    const views = REDACTION_FAILED_VIEWS;
+    events.push({ kind: 'effect.failed', payload: { call_id: base.callId, tool: base.tool, ...views.durable } });
+    await this.record(ctx, events);
+    return { ok: false, callId: base.callId, tool: base.tool, code: 'REDACTION_FAILED', step: 8, message: 'redaction failed', views };
   }
 
   /** The bindings agent.yaml declares for this tool (terminal only, for now). */

@@ -1,5 +1,6 @@
 // Step 8: one result, separate views. If building them fails, every view is one fixed failed
 // result; raw adapter output is never the fallback.
+import { RedactionPatterns, redactText } from '../redaction/index.js';
 import type { EffectErrorCode, EffectStep, EffectViews } from './types.js';
 
 /** Model-facing content is bounded: the model sees the end of long output, with a note. */
@@ -17,10 +18,15 @@ export function boundForModel(text: string): string {
   return `[${text.length - MODEL_CONTENT_MAX} earlier characters omitted]\n${text.slice(-MODEL_CONTENT_MAX)}`;
 }
 
-export function redactAll(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s) out = out.split(s).join('[REDACTED]');
-  return out;
+/** Removes every secret (and its encoded forms) from text; identity when there are none. */
+export type TextRedactor = (text: string) => string;
+
+/** The redactor for a set of secret values; throws RedactionError if no safe redaction exists. */
+export function textRedactor(secrets: readonly string[]): TextRedactor {
+  const live = secrets.filter((s) => s.length > 0);
+  if (live.length === 0) return (t) => t;
+  const patterns = RedactionPatterns.compile(live);
+  return (t) => redactText(t, patterns);
 }
 
 interface Common {
@@ -32,20 +38,19 @@ interface Common {
   durationMs: number;
   summary: string | null;
   audit: Readonly<Record<string, unknown>> | null;
-  secrets: readonly string[];
+  redact: TextRedactor;
   /** Secret binding metadata (name, target, source, expiry); never values. */
   bindings: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** Every string in a JSON-like value with every secret removed (keys included). */
-export function redactDeep<T>(value: T, secrets: readonly string[]): T {
-  if (secrets.length === 0) return value;
+export function redactDeep<T>(value: T, redact: TextRedactor): T {
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return redactAll(v, secrets);
+    if (typeof v === 'string') return redact(v);
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[redactAll(k, secrets)] = walk(x);
+      for (const [k, x] of Object.entries(v)) out[redact(k)] = walk(x);
       return out;
     }
     return v;
@@ -58,7 +63,7 @@ function withBindings(c: Common): Record<string, unknown> {
 }
 
 export function successViews(c: Common, out: { text: string; isError: boolean; detail: Readonly<Record<string, unknown>> }): EffectViews {
-  const content = boundForModel(redactAll(out.text, c.secrets));
+  const content = boundForModel(c.redact(out.text));
   const event = { call_id: c.callId, tool: c.tool, status: out.isError ? 'tool_error' : 'ok', duration_ms: c.durationMs };
   const durable = redactDeep(
     {
@@ -71,14 +76,14 @@ export function successViews(c: Common, out: { text: string; isError: boolean; d
       ...withBindings(c),
       detail: out.detail,
     },
-    c.secrets,
+    c.redact,
   );
   return { model: { ok: !out.isError, content }, operator: { ...durable, output: content }, event, durable };
 }
 
 export function errorViews(c: Common, code: EffectErrorCode, step: EffectStep, message: string): EffectViews {
-  const safe = redactAll(message, c.secrets);
+  const safe = c.redact(message);
   const event = { call_id: c.callId, tool: c.tool, status: 'error', code, step, duration_ms: c.durationMs };
-  const durable = redactDeep({ ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, ...withBindings(c), message: safe }, c.secrets);
+  const durable = redactDeep({ ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, ...withBindings(c), message: safe }, c.redact);
   return { model: { ok: false, content: `${code}: ${safe}` }, operator: durable, event, durable };
 }

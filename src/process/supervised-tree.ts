@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { SpawnRecordStore } from '../store/spawn-records.js';
-import { StreamRedactor } from '../redaction/stream-redactor.js';
+import { RedactionPatterns, StreamRedactor } from '../redaction/index.js';
 import { artifactPath, createArtifactDir } from './artifacts.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
@@ -92,7 +92,9 @@ export class LiveTree implements SupervisedTree {
     }
 
     // Artifacts first: if they cannot be written, nothing is spawned.
-    const redact = opts.redact ?? [];
+    // Compiled once for both streams (tens of ms for many secrets); a set that cannot be redacted
+    // safely throws here, before anything is spawned.
+    const redact = RedactionPatterns.compile(opts.redact ?? []);
     this.artifacts = opts.artifacts === false ? null : createArtifactsOrThrow(ctx.stateDir, spawnId);
     const capture = (name: 'stdout' | 'stderr', on?: (c: Buffer) => void) =>
       new StreamCapture({

@@ -48,13 +48,18 @@ describe('secrets in the effect pipeline', { skip: process.platform !== 'linux' 
     const s = await setup();
     // The child proves it got the value (its hash) and prints it whole, then split across writes.
     const half = 'printf %s "$GH_TOKEN" | cut -c1-10; sleep 0.05; printf %s "$GH_TOKEN" | cut -c11-';
-    const out = await s.call({ command: `printf %s "$GH_TOKEN" | sha256sum; echo "token=$GH_TOKEN"; (${half}) | tr -d '\\n'; echo; yes "$GH_TOKEN" | head -c 300000 >&2` });
+    const out = await s.call({
+      command: `printf %s "$GH_TOKEN" | sha256sum; echo "token=$GH_TOKEN"; (${half}) | tr -d '\\n'; echo; printf 'x%s' "$GH_TOKEN" | base64 -w0; echo; printf '{"t":"%s"}' "$GH_TOKEN" | base64 -w0; echo; yes "$GH_TOKEN" | head -c 300000 >&2`,
+    });
     assert.equal(out.ok, true, JSON.stringify(!out.ok && out.message));
     if (!out.ok) return;
     const content = out.views.model.content;
     assert.ok(content.includes(createHash('sha256').update(value).digest('hex')), 'the child received the exact value');
     assert.match(content, /token=\[REDACTED\]/);
-    for (const [name, view] of Object.entries(out.views)) assert.ok(!JSON.stringify(view).includes(value), `the ${name} view leaks the secret`);
+    const encoded = [value, Buffer.from(value).toString('base64').slice(0, 16), Buffer.from(`x${value}`).toString('base64').slice(4, 20)];
+    for (const [name, view] of Object.entries(out.views)) {
+      for (const e of encoded) assert.ok(!JSON.stringify(view).includes(e), `the ${name} view leaks the secret (${e === value ? 'raw' : 'base64'})`);
+    }
     const bindings = out.views.durable.secret_bindings as { secret: string; target: string; expiresAt: string }[];
     assert.deepEqual(bindings.map((b) => [b.secret, b.target]), [['GH_TOKEN', 'GH_TOKEN']]);
     assert.ok(Date.parse(bindings[0]!.expiresAt) > Date.now());
@@ -66,6 +71,24 @@ describe('secrets in the effect pipeline', { skip: process.platform !== 'linux' 
       if (statSync(f).size > 64 * 1024 * 1024) continue;
       assert.ok(!readFileSync(f).includes(value), `${f} holds the secret`);
     }
+  });
+
+  test('a secret set that cannot be redacted safely ends in the one fixed failed result, and nothing runs', async () => {
+    const names = Array.from({ length: 16 }, (_, i) => `BIG_${i}`);
+    for (const n of names) process.env[`SV_PIPELINE_${n}`] = randomBytes(12288).toString('base64');
+    const agent = [
+      'name: t',
+      'toolsets: [terminal]',
+      `grants: [terminal.exec, ${names.map((n) => `'secret:${n}'`).join(', ')}]`,
+      `secrets:\n${names.map((n) => `  ${n}: { env: SV_PIPELINE_${n} }`).join('\n')}`,
+      `tools:\n  terminal:\n    secrets:\n${names.map((n) => `      - { secret: ${n}, env: ${n}, ttl: 1m }`).join('\n')}`,
+    ].join('\n');
+    const r = await suite.runtime({ files: { 'agent.yaml': `${agent}\n` }, approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] })), principal: 'p' });
+    const out = await r.runtime.execute(r.runtime.request('terminal', { command: 'touch marker' })!, r.ctx);
+    assert.deepEqual([out.ok, !out.ok && out.code], [false, 'REDACTION_FAILED']);
+    assert.equal(out.views.model.content, 'The tool result could not be safely redacted and was withheld.');
+    assert.equal(existsSync(join(r.dir, 'marker')), false);
+    for (const n of names) delete process.env[`SV_PIPELINE_${n}`];
   });
 
   test('without the exact grant the binding is refused at step 6, after approval, and the command never runs', async () => {
