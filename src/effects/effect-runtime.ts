@@ -20,9 +20,7 @@ import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Prefl
 import { adapterFor } from '../adapters/registry.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
-import { errorViews, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
-
-const IDENTITY: TextRedactor = (t) => t;
+import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
 
 const DEFAULT_DEADLINE_MS = 120_000;
 /** The adapter enforces the deadline itself (a tree stopped at its timeout says "timeout"); this
@@ -105,7 +103,7 @@ export class EffectRuntime {
       audit: null as Readonly<Record<string, unknown>> | null,
       // Values to remove from every view: this effect's bound secrets and every secret resolved so far.
       secrets: this.knownSecrets(),
-      redact: IDENTITY as TextRedactor,
+      redact: NO_REDACTION as TextRedactor,
       bindings: [] as readonly Readonly<Record<string, unknown>>[],
     };
     const events: { kind: string; payload: unknown }[] = [];
@@ -113,7 +111,7 @@ export class EffectRuntime {
       base.durationMs = Date.now() - t0;
       let views;
       try {
-        if (base.redact === IDENTITY && base.secrets.length > 0) base.redact = textRedactor(base.secrets);
+        if (base.redact === NO_REDACTION && base.secrets.length > 0) base.redact = textRedactor(base.secrets);
         views = errorViews(base, code, step, message);
       } catch {
         views = REDACTION_FAILED_VIEWS;

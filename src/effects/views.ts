@@ -21,10 +21,13 @@ export function boundForModel(text: string): string {
 /** Removes every secret (and its encoded forms) from text; identity when there are none. */
 export type TextRedactor = (text: string) => string;
 
+/** The redactor when there is no secret: views are built without walking them. */
+export const NO_REDACTION: TextRedactor = (t) => t;
+
 /** The redactor for a set of secret values; throws RedactionError if no safe redaction exists. */
 export function textRedactor(secrets: readonly string[]): TextRedactor {
   const live = secrets.filter((s) => s.length > 0);
-  if (live.length === 0) return (t) => t;
+  if (live.length === 0) return NO_REDACTION;
   const patterns = RedactionPatterns.compile(live);
   return (t) => redactText(t, patterns);
 }
@@ -45,6 +48,7 @@ interface Common {
 
 /** Every string in a JSON-like value with every secret removed (keys included). */
 export function redactDeep<T>(value: T, redact: TextRedactor): T {
+  if (redact === NO_REDACTION) return value;
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return redact(v);
     if (Array.isArray(v)) return v.map(walk);

@@ -49,12 +49,59 @@ export function canonicalJson(value: unknown): string {
   // the path-tracking writer, which throws the error that names where the problem is (or, for
   // the rare value it accepts and the fast one does not, returns the same canonical text).
   const stack: object[] = [];
-  const fast = fastWrite(value, stack);
+  // Plain JSON whose object keys are already in order is exactly what JSON.stringify writes.
+  const shape = plainShape(value, stack);
+  if (shape === SORTED) return JSON.stringify(value);
+  const fast = shape === UNSORTED ? fastWrite(value, []) : undefined;
   if (fast !== undefined) return fast;
   const parts: string[] = [];
   write(value, [], new Set(), parts);
   // Rare values the fast writer leaves to the careful one (non-enumerable symbol keys) land here.
   return parts.join('');
+}
+
+const SORTED = 0;
+const UNSORTED = 1;
+const INVALID = 2;
+
+/** SORTED: plain JSON with every object's keys in canonical order; UNSORTED: plain, some not; INVALID: not plain JSON. */
+function plainShape(value: unknown, stack: object[]): number {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return SORTED;
+    case 'number':
+      return Number.isFinite(value) ? SORTED : INVALID;
+    case 'object':
+      break;
+    default:
+      return INVALID;
+  }
+  if (value === null) return SORTED;
+  if (stack.length >= MAX_CANONICAL_DEPTH || stack.includes(value)) return INVALID;
+  stack.push(value);
+  let shape = SORTED;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) return INVALID;
+      const s = plainShape(value[i], stack);
+      if (s === INVALID) return INVALID;
+      if (s === UNSORTED) shape = UNSORTED;
+    }
+  } else {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return INVALID;
+    if (Object.getOwnPropertySymbols(value).length > 0) return INVALID;
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i++) {
+      if (i > 0 && keys[i - 1]! > keys[i]!) shape = UNSORTED;
+      const s = plainShape((value as Record<string, unknown>)[keys[i]!], stack);
+      if (s === INVALID) return INVALID;
+      if (s === UNSORTED) shape = UNSORTED;
+    }
+  }
+  stack.pop();
+  return shape;
 }
 
 /** Canonical text of `value`, or undefined when it holds anything that is not plain JSON. */
