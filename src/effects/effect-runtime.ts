@@ -104,6 +104,8 @@ export class EffectRuntime {
       // Values to remove from every view: this effect's bound secrets and every secret resolved so far.
       secrets: this.knownSecrets(),
       redact: NO_REDACTION as TextRedactor,
+      approvalKey: null as string | null,
+      deadlineMs: null as number | null,
       bindings: [] as readonly Readonly<Record<string, unknown>>[],
     };
     const events: { kind: string; payload: unknown }[] = [];
@@ -179,6 +181,7 @@ export class EffectRuntime {
       // Which secret goes into which variable is part of what is approved.
       action: (bindings.length === 0 ? pre.action : { kind: pre.action.kind, target: { ...pre.action.target, secrets: bindings.map((b) => ({ secret: b.secret, env: b.env })) } }) as never,
     });
+    base.approvalKey = key.id;
     let decision: ApprovalDecision;
     try {
       decision = await this.o.broker.decide(
@@ -228,6 +231,7 @@ export class EffectRuntime {
     // 7. The adapter, under the deadline and the cancel signal.
     let deadlineMs = ctx.deadlineMs ?? DEFAULT_DEADLINE_MS;
     if (bound?.deadline != null) deadlineMs = Math.max(1, Math.min(deadlineMs, bound.deadline - Date.now()));
+    base.deadlineMs = deadlineMs;
     const controller = new AbortController();
     const onAbort = (): void => controller.abort();
     ctx.signal?.addEventListener('abort', onAbort, { once: true });

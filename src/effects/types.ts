@@ -43,6 +43,11 @@ export interface EffectViews {
   readonly event: Readonly<Record<string, unknown>>;
   /** For SQLite (the audit chain). */
   readonly durable: Readonly<Record<string, unknown>>;
+  /**
+   * For troubleshooting (`--json` consumers, bug reports): the durable view plus the approval key,
+   * the effective deadline and the model-bounded output. Redacted like the others; never persisted.
+   */
+  readonly debug: Readonly<Record<string, unknown>>;
 }
 
 export interface EffectResult {

@@ -11,6 +11,7 @@ export const REDACTION_FAILED_VIEWS: EffectViews = Object.freeze({
   operator: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
   event: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
   durable: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
+  debug: Object.freeze({ status: 'failed', code: 'REDACTION_FAILED' }),
 });
 
 export function boundForModel(text: string): string {
@@ -42,6 +43,9 @@ interface Common {
   summary: string | null;
   audit: Readonly<Record<string, unknown>> | null;
   redact: TextRedactor;
+  /** The approval key's id and the effect's deadline, once known (debug view only). */
+  approvalKey: string | null;
+  deadlineMs: number | null;
   /** Secret binding metadata (name, target, source, expiry); never values. */
   bindings: readonly Readonly<Record<string, unknown>>[];
 }
@@ -82,12 +86,16 @@ export function successViews(c: Common, out: { text: string; isError: boolean; d
     },
     c.redact,
   );
-  return { model: { ok: !out.isError, content }, operator: { ...durable, output: content }, event, durable };
+  return { model: { ok: !out.isError, content }, operator: { ...durable, output: content }, event, durable, debug: debugView(c, durable, content) };
 }
 
 export function errorViews(c: Common, code: EffectErrorCode, step: EffectStep, message: string): EffectViews {
   const safe = c.redact(message);
   const event = { call_id: c.callId, tool: c.tool, status: 'error', code, step, duration_ms: c.durationMs };
   const durable = redactDeep({ ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, ...withBindings(c), message: safe }, c.redact);
-  return { model: { ok: false, content: `${code}: ${safe}` }, operator: durable, event, durable };
+  return { model: { ok: false, content: `${code}: ${safe}` }, operator: durable, event, durable, debug: debugView(c, durable, null) };
+}
+
+function debugView(c: Common, durable: Readonly<Record<string, unknown>>, output: string | null): Record<string, unknown> {
+  return { ...durable, approval_key: c.approvalKey, deadline_ms: c.deadlineMs, output };
 }

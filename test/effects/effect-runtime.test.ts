@@ -46,6 +46,11 @@ describe('EffectRuntime', { skip: process.platform !== 'linux' && 'POSIX shell c
     assert.ok(Array.isArray((out.views.durable.audit as { envKeys: string[] }).envKeys));
     assert.equal((out.views.durable.approval as { source: string }).source, 'rule');
     assert.deepEqual(s.asked, ['echo hello; echo oops >&2']);
+    // The debug view adds what troubleshooting needs; the event view stays small.
+    assert.match(String(out.views.debug.approval_key), /^ak1:[0-9a-f]{64}$/);
+    assert.equal(out.views.debug.deadline_ms, 120_000);
+    assert.equal(out.views.debug.output, out.views.model.content);
+    assert.deepEqual(Object.keys(out.views.event).sort(), ['call_id', 'duration_ms', 'status', 'tool']);
     const v = verifyChain(suite.db(), s.ctx.sessionId);
     assert.equal(v.ok, true, JSON.stringify(v));
   });
