@@ -158,7 +158,7 @@ async function oneHop(
     const status = res.statusCode;
     const location = header(res.headers, 'location');
     if (REDIRECTS.has(status) && location) {
-      res.body.destroy();
+      discard(res.body);
       try {
         return { kind: 'redirect', next: new URL(location, target.url) };
       } catch (err) {
@@ -183,6 +183,12 @@ async function oneHop(
   } finally {
     await destroyQuietly(agent);
   }
+}
+
+/** Drops a body we will not read; undici reports that as an abort error, which is expected here. */
+function discard(body: Readable): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 async function destroyQuietly(agent: Agent): Promise<void> {
@@ -216,7 +222,7 @@ async function readBounded(body: Readable, encoding: string, maxBytes: number, w
   try {
     decoder = decoderFor(encoding, where);
   } catch (err) {
-    body.destroy();
+    discard(body);
     throw err;
   }
   // pipeline destroys both ends on error or early exit; the bound applies to decoded bytes, so a
@@ -236,7 +242,7 @@ async function readBounded(body: Readable, encoding: string, maxBytes: number, w
     chunks.push(chunk);
     total += chunk.length;
   }
-  if (truncated) body.destroy();
+  if (truncated) discard(body);
   return { body: Buffer.concat(chunks, total), truncated };
 }
 
