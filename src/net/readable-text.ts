@@ -64,7 +64,8 @@ export function readableText(html: string): ReadableText {
   let title = '';
   let i = 0;
   const text = (s: string): void => {
-    if (s) out.push(decodeEntities(s));
+    // Line breaks in the source are just whitespace; only elements make structure.
+    if (s) out.push(decodeEntities(s).replace(/[\r\n]+/g, ' '));
   };
   while (i < html.length) {
     const lt = html.indexOf('<', i);
