@@ -14,6 +14,8 @@ export interface AdapterEntry {
 export interface AdapterEnv {
   readonly workspace: string;
   readonly supervisor: ProcessSupervisor;
+  /** The operator's openings in the URL policy (agent.yaml `network`). */
+  readonly network: { readonly hosts: readonly string[]; readonly cidrs: readonly string[] };
   /** Variables agent.yaml binds secrets to for this tool (names only; values come after approval). */
   readonly secretTargets: readonly string[];
   /** The catalog's model-facing listing, for tools_list. */

@@ -20,6 +20,16 @@ export const TERMINAL_INPUT_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+export const WEB_EXTRACT_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'An http(s) URL on the public internet.' },
+    max_chars: { type: 'integer', minimum: 100, maximum: 100_000, description: 'Most characters of readable text to return (default 20,000).' },
+  },
+  required: ['url'],
+  additionalProperties: false,
+} as const;
+
 export interface BuiltinDefinition {
   name: string;
   toolset: string;
@@ -59,4 +69,17 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
   ],
   // Background task controls come with the tasks issue; the toolset name is reserved.
   tasks: [],
+  web: [
+    {
+      name: 'web_extract',
+      toolset: 'web',
+      description:
+        'Fetch a public web page and return its readable text (title, headings, paragraphs), bounded in size and time. Local, private and internal addresses are refused.',
+      inputSchema: WEB_EXTRACT_INPUT_SCHEMA,
+      capability: 'net.fetch',
+      approval: 'prompt',
+      risk: 'medium',
+      adapterKey: 'builtin.web_extract',
+    },
+  ],
 };

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { approvalPolicy, grantField, httpUrlField, nameField, noDuplicates, relativePathField, riskLevel, secretRef } from './fields.js';
 import { BUILTIN_TOOLSETS } from './names.js';
+import { parseCidr } from '../net/index.js';
 import { SecretBindingListSchema, SecretsSectionSchema } from './secrets-schema.js';
 
 /** Metadata an agent may express for one tool; the catalog decides whether it only tightens. */
@@ -68,6 +69,38 @@ export const LimitsSchema = z
   })
   .strict();
 
+/**
+ * The operator's explicit openings in the URL policy, for requests the supervisor makes on a
+ * model's behalf (web_extract, later MCP over HTTP and model providers): named internal hosts
+ * (exact, or '*.suffix') and address ranges. Nothing else reaches a private or local address.
+ */
+export const NetworkSchema = z
+  .object({
+    allow_hosts: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(253)
+          .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, { message: "must be a lower-case host name or '*.suffix', e.g. 'wiki.internal' or '*.corp.example'" }),
+      )
+      .max(256)
+      .default([]),
+    allow_cidrs: z
+      .array(
+        z.string().superRefine((s, ctx) => {
+          try {
+            parseCidr(s);
+          } catch (err) {
+            ctx.addIssue({ code: z.ZodIssueCode.custom, message: (err as Error).message });
+          }
+        }),
+      )
+      .max(256)
+      .default([]),
+  })
+  .strict();
+
 export const RUNTIME_TARGETS = ['local', 'claude-code'] as const;
 
 export const AgentConfigSchema = z
@@ -86,6 +119,7 @@ export const AgentConfigSchema = z
     // Declarations only (name -> source); values are read by src/secrets when a binding is made.
     // Optional rather than defaulted, so a core without secrets keeps its exact snapshot shape.
     secrets: SecretsSectionSchema.optional(),
+    network: NetworkSchema.optional(),
   })
   .strict();
 

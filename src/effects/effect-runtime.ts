@@ -53,9 +53,12 @@ export class EffectRuntime {
   private readonly callPrefix = `call_${randomBytes(4).toString('hex')}_`;
   private calls = 0;
   private readonly secretStore: SecretStore;
+  private readonly network: AdapterEnv['network'];
 
   constructor(private readonly o: EffectRuntimeOptions) {
     this.secretStore = o.secrets ?? SecretStore.fromCore(o.catalog.core);
+    const net = o.catalog.core.agent.network;
+    this.network = Object.freeze({ hosts: [...(net?.allow_hosts ?? [])], cidrs: [...(net?.allow_cidrs ?? [])] });
     const AjvClass = createRequire(import.meta.url)('ajv').default as AjvCtor;
     this.ajv = new AjvClass({ allErrors: true, strict: false });
     this.sessions = new SessionStore(o.db);
@@ -155,6 +158,7 @@ export class EffectRuntime {
       supervisor: this.o.supervisor,
       listing: this.listing,
       secretTargets: bindings.map((b) => b.env),
+      network: this.network,
     };
     const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
     let pre: Preflight;
