@@ -38,14 +38,27 @@ const tick = () => {
 };
 const timer = setInterval(tick, workerData.intervalMs);
 parentPort.on('message', (m) => {
-  if (m === 'stop') { clearInterval(timer); tick(); db.close(); process.exit(0); }
+  if (m !== 'stop') return;
+  clearInterval(timer);
+  tick();
+  db.close();
+  // The closing thread waits on this flag: once it is set, the file is no longer held.
+  const flag = new Int32Array(workerData.closed);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+  process.exit(0);
 });
 `;
 
 interface Entry {
   worker: Worker | null;
   connections: Set<Database>;
+  /** Set to 1 by the thread once its connection is closed. */
+  closed: Int32Array;
 }
+
+/** How long the last close waits for the thread to let go of the file. */
+const STOP_WAIT_MS = 2_000;
 
 const byFile = new Map<string, Entry>();
 
@@ -63,13 +76,19 @@ function fallBack(entry: Entry): void {
 export function attachCheckpointer(db: Database, file: string): void {
   let entry = byFile.get(file);
   if (!entry) {
-    entry = { worker: null, connections: new Set() };
+    entry = { worker: null, connections: new Set(), closed: new Int32Array(new SharedArrayBuffer(4)) };
     byFile.set(file, entry);
     const e = entry;
     try {
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,
-        workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3'), binding: process.env.SUPERVISOR_SQLITE_BINDING ?? null, intervalMs: INTERVAL_MS },
+        workerData: {
+          file,
+          module: createRequire(import.meta.url).resolve('better-sqlite3'),
+          binding: process.env.SUPERVISOR_SQLITE_BINDING ?? null,
+          intervalMs: INTERVAL_MS,
+          closed: e.closed.buffer,
+        },
       });
       // The checkpointer never keeps the process alive; SQLite finishes the job on the last close.
       worker.unref();
@@ -87,7 +106,11 @@ export function attachCheckpointer(db: Database, file: string): void {
   db.pragma(`wal_autocheckpoint = ${entry.worker ? 0 : AUTO_CHECKPOINT_PAGES}`);
 }
 
-/** The connection is closing: stop the thread with the file's last connection. */
+/**
+ * The connection is closing: stop the thread with the file's last connection, and wait until the
+ * thread has closed its own connection, so that when close() returns nothing holds the file (a
+ * caller may remove the directory at once). A thread that does not answer in time is terminated.
+ */
 export function releaseCheckpointer(db: Database, file: string): void {
   const entry = byFile.get(file);
   if (!entry || !entry.connections.delete(db)) return;
@@ -95,7 +118,9 @@ export function releaseCheckpointer(db: Database, file: string): void {
   byFile.delete(file);
   const w = entry.worker;
   entry.worker = null;
-  if (w) w.postMessage('stop');
+  if (!w) return;
+  w.postMessage('stop');
+  if (Atomics.wait(entry.closed, 0, 0, STOP_WAIT_MS) === 'timed-out') void w.terminate();
 }
 
 /** For doctor and tests: whether a checkpointer thread serves `file` now. */

@@ -68,7 +68,7 @@ describe('the example core', () => {
   });
 
   it('exports the builtin toolsets it validates against', () => {
-    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks']);
+    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks', 'web']);
   });
 });
 
