@@ -93,6 +93,9 @@ export function bubblewrapArgs(spec: ValidatedSpec): string[] {
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(spec.tmpBytes), '--tmpfs', '/tmp');
   // Shallow to deep: a nested bind lands on top of its parent (a read-only .git inside a writable workspace).
   for (const b of spec.binds) args.push(b.writable ? '--bind' : '--ro-bind', b.path, b.path);
+  // bwrap builds the root on a tmpfs with no size limit: once every mount point exists, make it
+  // read-only, so /etc, / and the parents of the binds cannot be filled (the mounts keep their flags).
+  args.push('--remount-ro', '/');
   args.push('--chdir', spec.cwd, '--', spec.command, ...spec.args);
   return args;
 }
