@@ -3,11 +3,12 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ProcessSupervisor, sandboxAvailability, sandboxCommand, type SandboxSpec, type SupervisedTree } from '../../src/process/index.js';
+import { ProcessSupervisor, SandboxSpecError, sandboxAvailability, sandboxCommand, type SandboxSpec, type SupervisedTree } from '../../src/process/index.js';
+import { seatbeltProfile, validateSpec } from '../../src/process/sandbox/index.js';
 import { readStat } from '../../src/process/linux/procfs.js';
 import { waitpidNoHang, libcAvailable } from '../../native-helpers/libc.js';
 import { killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
@@ -179,10 +180,8 @@ describe('sandbox tier (bubblewrap)', { skip: SKIP }, () => {
   });
 
   test('the environment is exactly the spec\'s plus SUPERVISOR_SPAWN_ID, and the host sees the marker', async () => {
-    let tree!: SupervisedTree;
     const env = { PATH: '/usr/bin:/bin', TOOL_SETTING: 'a value with spaces' };
-    const script = `console.log(JSON.stringify(process.env))`;
-    tree = start(spec({ args: ['-e', script], env }));
+    const tree = start(spec({ args: ['-e', 'console.log(JSON.stringify(process.env))'], env }));
     const out = await tree.done;
     const seen = JSON.parse(out.stdout.tail.trim()) as Record<string, string>;
     // bwrap adds PWD for --chdir; nothing of the supervisor's environment arrives.
@@ -257,5 +256,116 @@ describe('sandbox tier (bubblewrap)', { skip: SKIP }, () => {
     } finally {
       await later.close();
     }
+  });
+});
+
+describe('sandbox spec validation', { skip: SKIP }, () => {
+  const root = tempDir('supervisor-sandbox-spec-');
+  const work = join(root.path, 'work');
+  const state = join(root.path, 'state');
+  const outside = join(root.path, 'outside');
+  before(() => {
+    for (const d of [work, state, outside]) mkdirSync(d);
+    writeFileSync(join(outside, 'tool.sh'), '#!/bin/sh\n', { mode: 0o755 });
+  });
+  after(() => root.remove());
+
+  const base = (): SandboxSpec => ({
+    command: 'sh',
+    args: [],
+    readOnlyPaths: [],
+    writablePaths: [work],
+    cwd: work,
+    network: false,
+    env: { PATH: '/usr/bin:/bin' },
+    protectedPaths: [state],
+  });
+  const cases: [string, Partial<SandboxSpec>, string, string][] = [
+    ['a relative path', { writablePaths: ['work'] }, 'SANDBOX_BAD_PATH', 'writablePaths[0]'],
+    ['a path with ..', { readOnlyPaths: [`${work}/../outside`] }, 'SANDBOX_BAD_PATH', 'readOnlyPaths[0]'],
+    ['/', { readOnlyPaths: ['/'] }, 'SANDBOX_PATH_TOO_BROAD', 'readOnlyPaths[0]'],
+    ['the host /proc', { readOnlyPaths: ['/proc'] }, 'SANDBOX_PATH_RESERVED', 'readOnlyPaths[0]'],
+    ['a missing path', { readOnlyPaths: [join(root.path, 'nope')] }, 'SANDBOX_PATH_MISSING', 'readOnlyPaths[0]'],
+    ['a writable system directory', { writablePaths: [work, '/usr/local'] }, 'SANDBOX_PATH_SYSTEM', 'writablePaths[1]'],
+    ['a parent of the state dir', { readOnlyPaths: [root.path] }, 'SANDBOX_PATH_PROTECTED', 'readOnlyPaths[0]'],
+    ['the state dir itself', { writablePaths: [work, state] }, 'SANDBOX_PATH_PROTECTED', 'writablePaths[1]'],
+    ['one path in both lists', { readOnlyPaths: [work] }, 'SANDBOX_PATH_CONFLICT', 'writablePaths[0]'],
+    ['a cwd outside every bind', { cwd: outside }, 'SANDBOX_CWD_OUTSIDE', 'cwd'],
+    ['a bad variable name', { env: { PATH: '/usr/bin', 'A-B': 'x' } }, 'SANDBOX_BAD_ENV', 'env["A-B"]'],
+    ['a forged spawn marker', { env: { PATH: '/usr/bin', SUPERVISOR_SPAWN_ID: 'sp_x' } }, 'SANDBOX_ENV_RESERVED', 'env.SUPERVISOR_SPAWN_ID'],
+    ['LD_PRELOAD (acts on bwrap outside)', { env: { PATH: '/usr/bin', LD_PRELOAD: '/x.so' } }, 'SANDBOX_ENV_RESERVED', 'env.LD_PRELOAD'],
+    ['a bare command without PATH', { env: {} }, 'SANDBOX_COMMAND_NOT_FOUND', 'env.PATH'],
+    ['a command outside the sandbox', { command: join(outside, 'tool.sh') }, 'SANDBOX_COMMAND_NOT_VISIBLE', 'command'],
+    ['a relative command path', { command: './tool.sh' }, 'SANDBOX_BAD_COMMAND', 'command'],
+    ['an argument with NUL', { args: ['a\0b'] }, 'SANDBOX_BAD_ARG', 'args[0]'],
+  ];
+  for (const [what, over, code, field] of cases) {
+    test(`refuses ${what}: ${code} naming ${field}`, () => {
+      assert.throws(
+        () => sandboxCommand({ ...base(), ...over }),
+        (e: unknown) => {
+          assert.ok(e instanceof SandboxSpecError, `not a SandboxSpecError: ${String(e)}`);
+          assert.equal(e.code, code, e.message);
+          assert.equal(e.field, field, e.message);
+          assert.ok(e.message.startsWith(`sandbox spec ${field}: `), e.message);
+          return true;
+        },
+      );
+    });
+  }
+
+  test('a bad env value is refused without being quoted', () => {
+    assert.throws(
+      () => sandboxCommand({ ...base(), env: { PATH: '/usr/bin', TOKEN: 'hunter2-value\0' } }),
+      (e: unknown) => e instanceof SandboxSpecError && e.code === 'SANDBOX_BAD_ENV' && e.field === 'env.TOKEN' && !e.message.includes('hunter2'),
+    );
+  });
+
+  test('a command in a bound path is accepted and resolved to its absolute path', () => {
+    const cmd = sandboxCommand({ ...base(), command: join(outside, 'tool.sh'), readOnlyPaths: [outside] });
+    assert.ok(cmd.args.includes(join(outside, 'tool.sh')));
+    assert.equal(sandboxCommand(base()).args.at(-1), '/usr/bin/sh');
+  });
+});
+
+describe('seatbelt profile (macOS; text only, not run here)', () => {
+  const root = tempDir('supervisor-seatbelt-');
+  const ro = join(root.path, 'ro');
+  const rw = join(root.path, 'a"b) (allow default');
+  before(() => {
+    mkdirSync(ro);
+    mkdirSync(rw);
+  });
+  after(() => root.remove());
+
+  const profile = (network: boolean) =>
+    seatbeltProfile(
+      validateSpec({ command: '/bin/sh', args: [], readOnlyPaths: [ro], writablePaths: [rw], cwd: rw, network, env: {} }, LAYOUT),
+      LAYOUT,
+    );
+  const LAYOUT = { visibleRoots: ['/usr/lib', '/usr/bin', '/bin'], noWriteRoots: ['/usr', '/bin'], reserved: ['/dev'] };
+
+  test('deny by default; reads of system and granted paths; writes only to writablePaths; no network', () => {
+    const { profile: text, params } = profile(false);
+    assert.match(text, /^\(version 1\)\n\(deny default\)\n/);
+    assert.doesNotMatch(text, /network/);
+    assert.doesNotMatch(text, /\(allow default\)/, 'a path leaked into the profile text');
+    const byValue = new Map(params.map(([k, v]) => [v, k]));
+    const roParam = byValue.get(ro)!;
+    const rwParam = byValue.get(rw)!;
+    assert.match(roParam, /^RO_\d+$/);
+    assert.match(rwParam, /^RW_\d+$/);
+    assert.ok(text.includes(`(allow file-read* (subpath (param "${roParam}")))`));
+    assert.ok(text.includes(`(allow file-read* file-write* (subpath (param "${rwParam}")))`));
+    // The only other writes are harmless devices.
+    const writeLines = text.split('\n').filter((l) => l.includes('file-write'));
+    assert.equal(writeLines.length, 2, writeLines.join('\n'));
+    assert.ok(writeLines.some((l) => l.startsWith('(allow file-write* (literal "/dev/null")')));
+    // Seatbelt matches resolved paths, so a parameter is the real path (/bin is /usr/bin on merged-/usr Linux).
+    for (const r of LAYOUT.visibleRoots) assert.ok(byValue.has(realpathSync(r)), `${r} is not readable`);
+  });
+
+  test('network: true adds the network rules', () => {
+    assert.match(profile(true).profile, /^\(allow network\*\)$/m);
   });
 });
