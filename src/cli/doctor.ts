@@ -26,7 +26,7 @@ import {
   moveIntoCgroup,
   removeCgroup,
 } from '../process/linux/cgroup.js';
-import { probeJobObjects, probeLibproc } from './doctor-platform-probes.js';
+import { probeJobObjects, probeLibproc, probeSandbox } from './doctor-platform-probes.js';
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
 
 export interface DoctorEntry {
@@ -44,6 +44,7 @@ export const DOCTOR_MECHANISMS = [
   'pidfd',
   'cgroupV2',
   'bubblewrap',
+  'sandbox',
   'unshare',
   'nodePermissionModel',
   'sqlite',
@@ -61,6 +62,8 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   pidfd: ['linux'],
   cgroupV2: ['linux'],
   bubblewrap: ['linux'],
+  // The tier exists everywhere; on Windows it is a finding that it is unavailable, not "another OS".
+  sandbox: 'all',
   unshare: ['linux'],
   nodePermissionModel: 'all',
   sqlite: 'all',
@@ -89,6 +92,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     pidfd: probePidfd,
     cgroupV2: probeCgroup,
     bubblewrap: probeBubblewrap,
+    sandbox: (c) => probeSandbox((command, args, env) => runChild(c, command, args, undefined, env)),
     unshare: probeUnshare,
     nodePermissionModel: probeNodePermission,
     sqlite: probeSqlite,
@@ -287,7 +291,7 @@ function probeSqlite(): DoctorEntry {
 
 // ---- children -------------------------------------------------------------------------------
 
-interface ChildOutcome {
+export interface ChildOutcome {
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -295,14 +299,14 @@ interface ChildOutcome {
   error?: string;
 }
 
-function probeEnv(ctx: ProbeContext): NodeJS.ProcessEnv {
+function probeEnv(ctx: ProbeContext, env?: Record<string, string>): NodeJS.ProcessEnv {
   // A minimal environment: NODE_OPTIONS and friends from the caller must not change a probe.
-  return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', SUPERVISOR_SPAWN_ID: ctx.marker };
+  return { ...(env ?? { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' }), SUPERVISOR_SPAWN_ID: ctx.marker };
 }
 
-function startChild(ctx: ProbeContext, command: string, args: string[]): ChildProcess {
+function startChild(ctx: ProbeContext, command: string, args: string[], env?: Record<string, string>): ChildProcess {
   // Own process group, so cleanup can kill whatever the probe started along with it.
-  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: probeEnv(ctx) });
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: probeEnv(ctx, env) });
   ctx.children.add(child);
   child.on('error', () => {
     // Reported through spawned()/runChild(); without a listener an ENOENT would throw.
@@ -326,8 +330,8 @@ function exitOf(child: ChildProcess): Promise<NodeJS.Signals | null> {
 
 const MAX_CAPTURE = 64 * 1024;
 
-async function runChild(ctx: ProbeContext, command: string, args: string[], timeoutMs = PROBE_TIMEOUT_MS - 500): Promise<ChildOutcome> {
-  const child = startChild(ctx, command, args);
+async function runChild(ctx: ProbeContext, command: string, args: string[], timeoutMs = PROBE_TIMEOUT_MS - 500, env?: Record<string, string>): Promise<ChildOutcome> {
+  const child = startChild(ctx, command, args, env);
   const out: ChildOutcome = { code: null, signal: null, stdout: '', stderr: '' };
   child.stdout?.setEncoding('utf8').on('data', (s: string) => {
     if (out.stdout.length < MAX_CAPTURE) out.stdout += s;
@@ -454,7 +458,8 @@ export function formatDoctor(r: DoctorReport): string {
 const DOCTOR_HELP = `usage: supervisor doctor [--json]
 
 Tries each isolation mechanism on this machine and reports which work: on Linux ffi-rs, subreaper,
-pidfd, cgroup v2, bubblewrap, unshare; on Windows Job Objects through kernel32; on macOS libproc
+pidfd, cgroup v2, bubblewrap, unshare; the sandbox tier (bubblewrap on Linux, sandbox-exec on
+macOS), by running node inside it; on Windows Job Objects through kernel32; on macOS libproc
 (or the ps fallback); everywhere Node's permission model and SQLite. Mechanisms of another OS
 are shown as not applicable. Exit code 0 whenever the report
 was produced: a missing mechanism is a finding, not an error.

@@ -3,3 +3,13 @@ export { SPAWN_ID_ENV } from './supervised-tree.js';
 export { SpawnError } from './errors.js';
 export type * from './types.js';
 export type { ProcessPlatform, PlatformCapabilities } from './platform.js';
+export {
+  sandboxCommand,
+  sandboxAvailability,
+  SandboxSpecError,
+  SandboxUnavailableError,
+  type SandboxAvailability,
+  type SandboxSpec,
+  type SandboxedCommand,
+  type SandboxSpecErrorCode,
+} from './sandbox/index.js';

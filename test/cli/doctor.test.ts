@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { markedPids } from '../helpers/procs.js';
+import { sandboxAvailability } from '../../src/process/index.js';
 import { DOCTOR_MECHANISMS, DOCTOR_PROBE_MARKER_PREFIX, formatDoctor, runDoctor, runDoctorCommand } from '../../src/cli/doctor.js';
 
 /** Live processes whose SUPERVISOR_SPAWN_ID is a doctor probe marker of this test process. */
@@ -17,6 +18,10 @@ test('runDoctor reports the mechanisms known to work here and leaves no probe ch
     assert.equal(report[name].ok, true, `${name}: ${report[name].detail}`);
   }
   assert.match(report.sqlite.version ?? '', /^3\.\d+/);
+  // The sandbox entry ran node inside the tier whenever the tier's own probe says it is usable.
+  const tier = sandboxAvailability();
+  assert.equal(report.sandbox.ok, tier.usable, report.sandbox.detail);
+  assert.match(report.sandbox.detail, tier.usable ? /^usable \(bubblewrap\): node ran inside: interfaces \[lo\]/ : /^not usable/);
   assert.deepEqual(probeLeftovers(), [], 'a doctor probe child is still alive');
 
   const text = formatDoctor(report);
