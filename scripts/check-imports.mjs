@@ -15,6 +15,8 @@ const LAYERS = [
   ['catalog', 'secrets', 'adapters'],
   // The core loader and the policy layer are read by the catalog; neither needs anything above.
   ['core', 'policy'],
+  // Background tasks run trees (process) and keep rows (store); adapters and the CLI drive them.
+  ['tasks'],
   ['process', 'ipc', 'net', 'store'],
   ['redaction'],
   ['native-helpers'],

@@ -1,6 +1,7 @@
 // The seam between EffectRuntime and the adapters. Adapters get plain data and a supervisor;
 // they never see the catalog object, the approval broker or the store.
 import type { ProcessSupervisor } from '../process/index.js';
+import type { RuntimeTaskWorker } from '../tasks/index.js';
 
 export type ApprovalPolicyName = 'auto' | 'prompt' | 'deny';
 
@@ -14,6 +15,10 @@ export interface AdapterEntry {
 export interface AdapterEnv {
   readonly workspace: string;
   readonly supervisor: ProcessSupervisor;
+  /** Background tasks of this runtime, when it has a worker. */
+  readonly tasks?: RuntimeTaskWorker;
+  /** Who the effect runs for: background tasks and task tools are scoped to it. */
+  readonly owner: { readonly principal: string; readonly sessionId: string };
   /** The operator's openings in the URL policy (agent.yaml `network`). */
   readonly network: { readonly hosts: readonly string[]; readonly cidrs: readonly string[] };
   /** Variables agent.yaml binds secrets to for this tool (names only; values come after approval). */
@@ -32,6 +37,8 @@ export interface Preflight {
   readonly summary: string;
   /** What the audit and operator views record about the action (never secret values). */
   readonly audit: Readonly<Record<string, unknown>>;
+  /** The effect starts background work that outlives it: secret bindings are refused. */
+  readonly background?: boolean;
 }
 
 export interface AdapterOutput {

@@ -3,12 +3,17 @@ import type { EffectAdapter } from './adapter-types.js';
 import { terminalAdapter } from './builtin/terminal-adapter.js';
 import { toolsListAdapter } from './builtin/tools-list-adapter.js';
 import { webExtractAdapter } from './builtin/web-extract-adapter.js';
+import { taskControlAdapter, taskListAdapter, taskStatusAdapter, yieldUntilAdapter } from './builtin/task-tools-adapter.js';
 import { unavailableAdapter } from './unavailable-adapter.js';
 
 export function adapterFor(adapterKey: string): EffectAdapter | undefined {
   if (adapterKey === 'builtin.terminal') return terminalAdapter;
   if (adapterKey === 'builtin.tools_list') return toolsListAdapter;
   if (adapterKey === 'builtin.web_extract') return webExtractAdapter;
+  if (adapterKey === 'builtin.task_list') return taskListAdapter;
+  if (adapterKey === 'builtin.task_status') return taskStatusAdapter;
+  if (adapterKey === 'builtin.task_control') return taskControlAdapter;
+  if (adapterKey === 'builtin.yield_until') return yieldUntilAdapter;
   if (adapterKey.startsWith('authored:')) return unavailableAdapter('the authored-tool adapter (out-of-process tool hosts)');
   if (adapterKey.startsWith('mcp:')) return unavailableAdapter('the MCP call adapter');
   return undefined;

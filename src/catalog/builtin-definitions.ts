@@ -8,6 +8,8 @@ export const TERMINAL_INPUT_SCHEMA = {
     command: { type: 'string', minLength: 1, maxLength: 16_384, description: 'A shell command line.' },
     cwd: { type: 'string', description: 'Working directory, relative to the workspace (default: the workspace).' },
     timeout: { type: 'number', minimum: 0.1, maximum: 3600, description: 'Seconds before the whole process tree is stopped.' },
+    background: { type: 'boolean', description: 'Run as a background task and return its id at once; follow it with task_status and yield_until.' },
+    write_scope: { type: 'string', minLength: 1, maxLength: 256, description: 'For background tasks: a name for what the task writes (e.g. "build/"); a second active task with the same scope is refused.' },
     env: {
       type: 'object',
       description: 'Extra environment variables for this command (always needs approval; PATH, LD_*, NODE_OPTIONS and other variables that control execution are refused).',
@@ -67,8 +69,61 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
       adapterKey: 'builtin.terminal',
     },
   ],
-  // Background task controls come with the tasks issue; the toolset name is reserved.
-  tasks: [],
+  // Background tasks: terminal(background=true) starts one; these follow and control them.
+  tasks: [
+    {
+      name: 'task_list',
+      toolset: 'tasks',
+      description: "List this session's background tasks: id, kind, status, summary, exit code.",
+      inputSchema: { type: 'object', properties: { status: { type: 'string', enum: ['running', 'completed', 'failed', 'cancelled', 'interrupted'] } }, additionalProperties: false },
+      capability: 'task.read',
+      approval: 'auto',
+      risk: 'low',
+      adapterKey: 'builtin.task_list',
+    },
+    {
+      name: 'task_status',
+      toolset: 'tasks',
+      description: 'The status of one background task.',
+      inputSchema: { type: 'object', properties: { task_id: { type: 'string', minLength: 1, maxLength: 64 } }, required: ['task_id'], additionalProperties: false },
+      capability: 'task.read',
+      approval: 'auto',
+      risk: 'low',
+      adapterKey: 'builtin.task_status',
+    },
+    {
+      name: 'task_control',
+      toolset: 'tasks',
+      description: 'Control a background task. Supported command: cancel (stops its whole process tree).',
+      inputSchema: {
+        type: 'object',
+        properties: { task_id: { type: 'string', minLength: 1, maxLength: 64 }, command: { type: 'string', minLength: 1, maxLength: 32 } },
+        required: ['task_id', 'command'],
+        additionalProperties: false,
+      },
+      capability: 'task.control',
+      approval: 'prompt',
+      risk: 'medium',
+      adapterKey: 'builtin.task_control',
+    },
+    {
+      name: 'yield_until',
+      toolset: 'tasks',
+      description: "Wait until one of the given background tasks (default: any of this session's running tasks) ends, or the timeout passes.",
+      inputSchema: {
+        type: 'object',
+        properties: {
+          task_ids: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, maxItems: 64 },
+          timeout_seconds: { type: 'number', minimum: 0, maximum: 600 },
+        },
+        additionalProperties: false,
+      },
+      capability: 'task.read',
+      approval: 'auto',
+      risk: 'low',
+      adapterKey: 'builtin.yield_until',
+    },
+  ],
   web: [
     {
       name: 'web_extract',

@@ -8,6 +8,7 @@ import { EffectRuntime } from '../effects/index.js';
 import { ProcessSupervisor } from '../process/index.js';
 import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, TerminalApprover, type Approver } from '../policy/index.js';
 import { openStore, SessionStore, type Database } from '../store/index.js';
+import { RuntimeTaskWorker } from '../tasks/index.js';
 import { UsageError } from './usage.js';
 
 export interface CoreSessionOptions {
@@ -27,6 +28,7 @@ export interface CoreSession {
   db: Database;
   runtime: EffectRuntime;
   sessions: SessionStore;
+  tasks: RuntimeTaskWorker;
   sessionId: string;
   principal: string;
   close(status: 'completed' | 'failed' | 'cancelled'): Promise<void>;
@@ -63,8 +65,11 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   const supervisor = ProcessSupervisor.open({ stateDir: o.stateDir });
   const db = openStore(join(o.stateDir, 'supervisor.db'));
   const sessions = new SessionStore(db);
+  // Tasks of a supervisor that died are interrupted (ProcessSupervisor.open killed their trees).
+  RuntimeTaskWorker.recover(db);
+  const tasks = new RuntimeTaskWorker({ supervisor, db });
   const session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime });
-  const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new RuleApprover(rules, fallback) }), supervisor, db });
+  const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new RuleApprover(rules, fallback) }), supervisor, db, tasks });
   return {
     core,
     catalog,
@@ -72,10 +77,13 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     db,
     runtime,
     sessions,
+    tasks,
     sessionId: session.id,
     principal,
     async close(status) {
       try {
+        // Background tasks end with the run that owns them: killed and marked interrupted.
+        await tasks.close();
         sessions.endSession({ principal }, session.id, status);
       } finally {
         db.close();

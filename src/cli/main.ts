@@ -7,6 +7,7 @@ import { runAudit } from './audit.js';
 import { runCall } from './call.js';
 import { runCatalog } from './catalog.js';
 import { runRun } from './run.js';
+import { runCancel, runLogs, runSessions, runTasks } from './operator.js';
 import { UsageError } from './usage.js';
 
 export const MAIN_HELP = `Usage: supervisor <command> [options]
@@ -22,6 +23,10 @@ Commands:
   run <core> [--prompt TEXT]        run a session of an agent core (scripted provider today)
   catalog <core> [--json]           print the catalog a session of the core resolves
   call <core> <tool> [--args JSON]  run one tool through the full pipeline, without a model
+  sessions [--json]                 list your sessions
+  tasks [--session ID] [--json]     list your background tasks
+  logs <task> [--follow]            print (and follow) a background task's redacted log
+  cancel <task>                     stop a background task of a live run, from any terminal
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -59,6 +64,14 @@ export async function main(argv: string[]): Promise<number> {
         return await runCall(rest);
       case 'catalog':
         return await runCatalog(rest);
+      case 'sessions':
+        return await runSessions(rest);
+      case 'tasks':
+        return await runTasks(rest);
+      case 'logs':
+        return await runLogs(rest);
+      case 'cancel':
+        return await runCancel(rest);
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
     }

@@ -18,6 +18,7 @@ import {
 import { appendEventsGrouped, SessionStore, type Database } from '../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
 import { adapterFor } from '../adapters/registry.js';
+import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
 import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
@@ -36,6 +37,8 @@ export interface EffectRuntimeOptions {
   onOperatorView?: (view: Readonly<Record<string, unknown>>) => void;
   /** Where bound secrets come from; default: the catalog's core declarations. */
   secrets?: SecretStore;
+  /** Runs background tasks (terminal background=true and the task tools); without it they are refused. */
+  tasks?: RuntimeTaskWorker;
 }
 
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
@@ -159,6 +162,8 @@ export class EffectRuntime {
       listing: this.listing,
       secretTargets: bindings.map((b) => b.env),
       network: this.network,
+      owner: { principal: ctx.principal, sessionId: ctx.sessionId },
+      ...(this.o.tasks ? { tasks: this.o.tasks } : {}),
     };
     const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
     let pre: Preflight;
@@ -214,7 +219,7 @@ export class EffectRuntime {
     let bound: SecretBindingSet | null = null;
     if (bindings.length > 0) {
       try {
-        bound = await bindSecrets(this.secretStore, bindings, { grants: (capability: string) => this.o.catalog.capabilities.allows(capability) });
+        bound = await bindSecrets(this.secretStore, bindings, { grants: (capability: string) => this.o.catalog.capabilities.allows(capability), background: pre.background === true });
       } catch (err) {
         if (err instanceof SecretError) return fail('SECRET_DENIED', 6, err.message);
         throw err;

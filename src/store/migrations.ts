@@ -99,4 +99,45 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Background tasks and their logs. A task belongs to a session (and so to its principal);
+    // every read is principal-scoped. Logs are redacted chunks, bounded per task.
+    version: 3,
+    name: 'tasks',
+    sql: `
+      CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        turn_id TEXT REFERENCES turns(id),
+        kind TEXT NOT NULL,
+        source_tool TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running','completed','failed','cancelled','interrupted')),
+        summary TEXT NOT NULL,
+        write_scope TEXT CHECK (write_scope IS NULL OR length(write_scope) > 0),
+        spawn_id TEXT,
+        owner_pid INTEGER NOT NULL,
+        exit_code INTEGER,
+        signal TEXT,
+        reason TEXT,
+        log_tail TEXT NOT NULL DEFAULT '',
+        log_bytes INTEGER NOT NULL DEFAULT 0,
+        result_ref TEXT,
+        cancel_requested_at INTEGER,
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER
+      );
+      CREATE INDEX tasks_session ON tasks(session_id, created_at);
+      CREATE INDEX tasks_status ON tasks(status);
+      -- Two active tasks may not share a non-empty write scope: the index refuses the second.
+      CREATE UNIQUE INDEX tasks_active_write_scope ON tasks(write_scope) WHERE status = 'running' AND write_scope IS NOT NULL;
+      CREATE TABLE task_logs (
+        task_id TEXT NOT NULL REFERENCES tasks(id),
+        seq INTEGER NOT NULL,
+        stream TEXT NOT NULL CHECK (stream IN ('stdout','stderr','note')),
+        at INTEGER NOT NULL,
+        chunk TEXT NOT NULL,
+        PRIMARY KEY (task_id, seq)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

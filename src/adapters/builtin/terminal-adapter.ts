@@ -3,7 +3,8 @@
 import { forbiddenTargetReason } from '../../core/secrets-schema.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveCommand } from '../../process/resolve-command.js';
-import { AdapterCheckError, type EffectAdapter } from '../adapter-types.js';
+import { WriteScopeConflictError } from '../../store/index.js';
+import { AdapterCheckError, AdapterUnavailableError, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
 import { preflightTerminal, runTerminal, shellFor, type TerminalInput } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
@@ -100,7 +101,11 @@ export const terminalAdapter: EffectAdapter = {
         ...(overlayKeys.length > 0 ? [{ check: 'terminal-env-overlay', classification: 'env-overlay', minimum: 'prompt' as const, reason: `sets ${overlayKeys.join(', ')}` }] : []),
       ],
       // The overlay's values are bound into the approval key (hashed), so an approval of A=1 does not run A=2.
-      action: { kind: 'terminal.exec', target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}) } },
+      action: {
+        kind: 'terminal.exec',
+        target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}), ...(a.background ? { background: true, writeScope: a.write_scope ?? null } : {}) },
+      },
+      background: a.background === true,
       summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
       audit: {
         cwd,
@@ -114,8 +119,37 @@ export const terminalAdapter: EffectAdapter = {
     };
   },
 
-  async invoke(_entry, args, env) {
-    const run = await runTerminal(input(args), {
+  async invoke(entry, args, env) {
+    const a = input(args);
+    if (a.background) {
+      if (!env.tasks) throw new AdapterUnavailableError('background tasks need a task worker, and this runtime has none');
+      const { cwd } = preflightTerminal(a, env.workspace);
+      const shell = shellFor(a.command);
+      let task;
+      try {
+        task = env.tasks.startTerminal(env.owner, {
+          sessionId: env.owner.sessionId,
+          sourceTool: entry.name,
+          summary: a.command,
+          writeScope: a.write_scope ?? null,
+          command: shell.file,
+          args: shell.args,
+          cwd,
+          env: { ...allowlistedEnv(), ...(a.env ?? {}) },
+          ...(a.timeout !== undefined ? { timeoutMs: Math.round(a.timeout * 1000) } : {}),
+          redact: env.redact,
+        });
+      } catch (err) {
+        if (err instanceof WriteScopeConflictError) return { text: `[refused] ${err.message}`, isError: true, detail: { code: err.code } };
+        throw err;
+      }
+      return {
+        text: `[started background task ${task.id}] ${a.command}\nFollow it with task_status or yield_until; stop it with task_control (cancel).`,
+        isError: false,
+        detail: { taskId: task.id, spawnId: task.spawnId, background: true },
+      };
+    }
+    const run = await runTerminal(a, {
       supervisor: env.supervisor,
       workspace: env.workspace,
       deadlineMs: env.deadlineMs,

@@ -11,6 +11,10 @@ export interface TerminalInput {
   timeout?: number;
   /** An explicit overlay on the allowlisted environment (checked in preflight, approved). */
   env?: Record<string, string>;
+  /** Start as a background task and return its id at once. */
+  background?: boolean;
+  /** Background tasks only: what the task writes; a second active task with the same scope is refused. */
+  write_scope?: string;
 }
 
 export interface TerminalRun {

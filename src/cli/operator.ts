@@ -1,0 +1,150 @@
+// The operator's commands, usable from another terminal while a run is live: sessions, tasks,
+// logs (with --follow) and cancel. They read the store through the same PrincipalScope as the run
+// (the local user); a cancel is a request the owning run acts on within a fraction of a second.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { openStore, SessionStore, TaskStore, type Database, type TaskRecord } from '../store/index.js';
+import { localPrincipal } from './core-session.js';
+import { parseFlags } from './flags.js';
+import { defaultStateDir } from './state-dir.js';
+import { UsageError } from './usage.js';
+
+export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR]
+
+Lists your sessions, newest first: id, status, core, started and ended times.
+`;
+export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR]
+
+Lists your background tasks, newest first: id, status, exit code or reason, session, summary.
+`;
+export const LOGS_HELP = `Usage: supervisor logs <task> [--follow] [--json] [--state-dir DIR]
+
+Prints a background task's log (redacted; bounded per task, the full output is in its artifacts).
+--follow keeps printing new output until the task ends (Ctrl-C stops following, not the task).
+--json prints one JSON object per chunk: {seq, stream, at, chunk}.
+`;
+export const CANCEL_HELP = `Usage: supervisor cancel <task> [--json] [--wait S] [--state-dir DIR]
+
+Asks the run that owns the task to stop it (its whole process tree) and waits up to S seconds
+(default 10) for the end state. Exit status: 0 the task ended (or had ended), 1 it is still
+running after the wait, 2 no such task.
+`;
+
+function openForOperator(stateDir: string | undefined): { db: Database; principal: string } {
+  const dir = resolve(stateDir ?? defaultStateDir());
+  const file = join(dir, 'supervisor.db');
+  if (!existsSync(file)) throw new UsageError(`no store at ${file}; run a session first, or pass --state-dir`);
+  return { db: openStore(file), principal: localPrincipal() };
+}
+
+const when = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
+const limitOf = (v: string | undefined): number => {
+  if (v === undefined) return 50;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new UsageError(`--limit must be a whole number from 1 to 1000, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+export async function runSessions(argv: string[]): Promise<number> {
+  const f = parseFlags(argv, { bool: ['json'], value: ['limit', 'state-dir'], multi: [] }, 'sessions');
+  if (f.help) return void process.stdout.write(SESSIONS_HELP), 0;
+  if (f.positionals.length > 0) throw new UsageError('sessions takes no arguments; see supervisor sessions --help');
+  const { db, principal } = openForOperator(f.value.get('state-dir'));
+  try {
+    const rows = new SessionStore(db).listSessions({ principal }, { limit: limitOf(f.value.get('limit')) });
+    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ sessions: rows })}\n`);
+    else if (rows.length === 0) process.stdout.write('no sessions\n');
+    else for (const s of rows) process.stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${s.coreDir}\n`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+function taskLine(t: TaskRecord): string {
+  const end = t.status === 'running' ? '' : ` (${t.reason ?? (t.exitCode === null ? '?' : `exit code ${t.exitCode}`)})`;
+  return `${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${t.sessionId}  ${t.summary.slice(0, 80)}${end}`;
+}
+
+export async function runTasks(argv: string[]): Promise<number> {
+  const f = parseFlags(argv, { bool: ['json'], value: ['session', 'limit', 'state-dir'], multi: [] }, 'tasks');
+  if (f.help) return void process.stdout.write(TASKS_HELP), 0;
+  if (f.positionals.length > 0) throw new UsageError('tasks takes no arguments; see supervisor tasks --help');
+  const { db, principal } = openForOperator(f.value.get('state-dir'));
+  try {
+    const session = f.value.get('session');
+    const rows = new TaskStore(db).list({ principal }, { ...(session ? { sessionId: session } : {}), limit: limitOf(f.value.get('limit')) });
+    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ tasks: rows.map(({ logTail: _t, ...r }) => r) })}\n`);
+    else if (rows.length === 0) process.stdout.write('no tasks\n');
+    else for (const t of rows) process.stdout.write(`${taskLine(t)}\n`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+export async function runLogs(argv: string[]): Promise<number> {
+  const f = parseFlags(argv, { bool: ['json', 'follow'], value: ['state-dir'], multi: [] }, 'logs');
+  if (f.help) return void process.stdout.write(LOGS_HELP), 0;
+  const [id, ...extra] = f.positionals;
+  if (!id || extra.length > 0) throw new UsageError('logs needs one task id: supervisor logs <task>; supervisor tasks lists them');
+  const { db, principal } = openForOperator(f.value.get('state-dir'));
+  const store = new TaskStore(db);
+  let stop = false;
+  const onSigint = (): void => void (stop = true);
+  process.once('SIGINT', onSigint);
+  try {
+    let after = 0;
+    for (;;) {
+      const chunks = store.logs({ principal }, id, { afterSeq: after });
+      if (chunks === undefined) {
+        process.stderr.write(`supervisor logs: no task ${id} (supervisor tasks lists yours)\n`);
+        return 2;
+      }
+      for (const c of chunks) {
+        after = c.seq;
+        if (f.bool.has('json')) process.stdout.write(`${JSON.stringify(c)}\n`);
+        else if (c.stream === 'note') process.stderr.write(`${c.chunk}\n`);
+        else (c.stream === 'stderr' ? process.stderr : process.stdout).write(c.chunk);
+      }
+      const t = store.get({ principal }, id)!;
+      if (!f.bool.has('follow') || stop) return 0;
+      if (t.status !== 'running' && chunks.length === 0) {
+        process.stderr.write(`[task ${t.status}${t.reason ? `: ${t.reason}` : ''}]\n`);
+        return 0;
+      }
+      if (chunks.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+    db.close();
+  }
+}
+
+export async function runCancel(argv: string[]): Promise<number> {
+  const f = parseFlags(argv, { bool: ['json'], value: ['wait', 'state-dir'], multi: [] }, 'cancel');
+  if (f.help) return void process.stdout.write(CANCEL_HELP), 0;
+  const [id, ...extra] = f.positionals;
+  if (!id || extra.length > 0) throw new UsageError('cancel needs one task id: supervisor cancel <task>');
+  const waitS = f.value.get('wait') === undefined ? 10 : Number(f.value.get('wait'));
+  if (!Number.isFinite(waitS) || waitS < 0 || waitS > 600) throw new UsageError(`--wait must be seconds from 0 to 600, got ${JSON.stringify(f.value.get('wait'))}`);
+  const { db, principal } = openForOperator(f.value.get('state-dir'));
+  const store = new TaskStore(db);
+  try {
+    let t = store.requestCancel({ principal }, id);
+    if (!t) {
+      process.stderr.write(`supervisor cancel: no task ${id} (supervisor tasks lists yours)\n`);
+      return 2;
+    }
+    const deadline = Date.now() + waitS * 1000;
+    while (t.status === 'running' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      t = store.get({ principal }, id)!;
+    }
+    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ id: t.id, status: t.status, exitCode: t.exitCode, reason: t.reason })}\n`);
+    else process.stdout.write(`${taskLine(t)}\n`);
+    return t.status === 'running' ? 1 : 0;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,1 @@
+export { RuntimeTaskWorker, type TerminalTaskSpec, type TaskWorkerOptions } from './task-worker.js';

@@ -1,0 +1,247 @@
+// RuntimeTaskWorker: background work of a session as supervised process trees. Output arrives
+// redacted (the tree's redactor) and is kept in bounded task_logs chunks, flushed in batches; a
+// cancel kills the tree, persists exit code and reason, and only then publishes completion.
+// Every read is principal-scoped; the worker owns only the trees it started.
+import { EventEmitter } from 'node:events';
+import { StringDecoder } from 'node:string_decoder';
+import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../process/index.js';
+import { appendEvent, TaskStore, type Database, type PrincipalScope, type TaskRecord, type TaskStream } from '../store/index.js';
+
+export interface TerminalTaskSpec {
+  sessionId: string;
+  turnId?: string | null;
+  sourceTool: string;
+  /** One line for people and the model: the command line. */
+  summary: string;
+  writeScope?: string | null;
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  timeoutMs?: number;
+  /** Secret values removed from the logs (a background task never receives secret bindings). */
+  redact?: readonly string[];
+}
+
+export interface TaskWorkerOptions {
+  supervisor: ProcessSupervisor;
+  db: Database;
+  /** Log flush and cancel-request poll period. Default 200 ms. */
+  pollMs?: number;
+  /** Log bytes kept per task; the rest is in the tree's artifacts. Default 4 MiB. */
+  maxLogBytes?: number;
+}
+
+const TAIL_CHARS = 4_000;
+const DEFAULT_TIMEOUT_MS = 60 * 60 * 1000;
+
+interface Live {
+  task: TaskRecord;
+  tree: SupervisedTree;
+  decoders: Record<'stdout' | 'stderr', StringDecoder>;
+  pending: { stream: TaskStream; chunk: string }[];
+  logged: number;
+  capped: boolean;
+  tail: string;
+  ended: Promise<TaskRecord>;
+}
+
+export class RuntimeTaskWorker {
+  readonly store: TaskStore;
+  /** 'completed' (task: TaskRecord) after the row holds its end state. */
+  readonly events = new EventEmitter();
+  private readonly live = new Map<string, Live>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly maxLogBytes: number;
+  private closed = false;
+
+  constructor(private readonly o: TaskWorkerOptions) {
+    this.store = new TaskStore(o.db);
+    this.maxLogBytes = o.maxLogBytes ?? 4 * 1024 * 1024;
+    this.timer = setInterval(() => this.tick(), o.pollMs ?? 200);
+    this.timer.unref();
+  }
+
+  /**
+   * Marks running tasks whose tree is no longer owned by a live supervisor as interrupted: their
+   * owner crashed or stopped, and ProcessSupervisor.open() has already killed what they left.
+   */
+  static recover(db: Database, self = process.pid): number {
+    const r = db
+      .prepare(
+        `UPDATE tasks SET status = 'interrupted', reason = 'the supervisor that ran it stopped', ended_at = ?
+         WHERE status = 'running' AND owner_pid != ? AND (spawn_id IS NULL OR spawn_id IN (SELECT spawn_id FROM spawns WHERE status != 'running'))`,
+      )
+      .run(Date.now(), self);
+    return r.changes;
+  }
+
+  /** Starts a background terminal task; throws WriteScopeConflictError if its scope is held. */
+  startTerminal(scope: PrincipalScope, spec: TerminalTaskSpec): TaskRecord {
+    if (this.closed) throw new Error('the task worker is closed; start a new session');
+    const task = this.store.create(scope, {
+      sessionId: spec.sessionId,
+      turnId: spec.turnId ?? null,
+      kind: 'terminal.exec',
+      sourceTool: spec.sourceTool,
+      summary: spec.summary,
+      writeScope: spec.writeScope ?? null,
+    });
+    let live: Live | undefined;
+    const onChunk = (stream: 'stdout' | 'stderr') => (c: Buffer) => {
+      if (live) this.collect(live, stream, live.decoders[stream].write(c));
+    };
+    let tree: SupervisedTree;
+    try {
+      tree = this.o.supervisor.spawnTree({
+        command: spec.command,
+        args: spec.args,
+        cwd: spec.cwd,
+        env: spec.env,
+        timeoutMs: spec.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        redact: spec.redact ?? [],
+        onStdout: onChunk('stdout'),
+        onStderr: onChunk('stderr'),
+      });
+    } catch (err) {
+      this.store.finish(task.id, { status: 'failed', exitCode: null, signal: null, reason: `did not start: ${(err as Error).message}`, logTail: '' });
+      throw err;
+    }
+    live = {
+      task,
+      tree,
+      decoders: { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') },
+      pending: [],
+      logged: 0,
+      capped: false,
+      tail: '',
+      ended: Promise.resolve(task),
+    };
+    const l = live;
+    this.live.set(task.id, l);
+    this.store.setSpawn(task.id, tree.spawnId, null);
+    l.ended = tree.done.then((outcome) => this.complete(scope, l, outcome));
+    return this.store.get(scope, task.id)!;
+  }
+
+  get(scope: PrincipalScope, id: string): TaskRecord | undefined {
+    return this.store.get(scope, id);
+  }
+
+  /** Kills the task's tree and resolves after its end state is persisted and published. */
+  async cancel(scope: PrincipalScope, id: string): Promise<TaskRecord | undefined> {
+    const t = this.store.get(scope, id);
+    if (!t) return undefined;
+    const l = this.live.get(id);
+    if (!l) {
+      // Owned by another process (or ended): ask its owner through the store.
+      return t.status === 'running' ? this.store.requestCancel(scope, id) : t;
+    }
+    await l.tree.stop('cancelled');
+    return l.ended;
+  }
+
+  /**
+   * Waits until any of `ids` (default: the session's running tasks) has ended, or `timeoutMs`
+   * passed, or `signal` aborted. Ids of other principals are treated as missing.
+   */
+  async waitAny(scope: PrincipalScope, sessionId: string, ids: readonly string[] | null, timeoutMs: number, signal?: AbortSignal): Promise<{ ended: TaskRecord[]; timedOut: boolean }> {
+    const wanted = (ids ?? this.store.list(scope, { sessionId }).filter((t) => t.status === 'running').map((t) => t.id))
+      .map((id) => this.store.get(scope, id))
+      .filter((t): t is TaskRecord => t !== undefined);
+    const endedNow = wanted.filter((t) => t.status !== 'running');
+    if (endedNow.length > 0 || wanted.length === 0) return { ended: endedNow, timedOut: false };
+    const set = new Set(wanted.map((t) => t.id));
+    return new Promise((resolve) => {
+      const finish = (ended: TaskRecord[], timedOut: boolean): void => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.events.off('completed', onDone);
+        signal?.removeEventListener('abort', onAbort);
+        resolve({ ended, timedOut });
+      };
+      const onDone = (t: TaskRecord): void => {
+        if (set.has(t.id)) finish([t], false);
+      };
+      const onAbort = (): void => finish([], true);
+      const timer = setTimeout(() => finish([], true), Math.max(0, timeoutMs));
+      // A task owned by another process ends without an event here: poll the store as well.
+      const poll = setInterval(() => {
+        for (const id of set) {
+          const t = this.store.get(scope, id);
+          if (t && t.status !== 'running') return finish([t], false);
+        }
+      }, 250);
+      this.events.on('completed', onDone);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Stops every live task: killed, marked interrupted (the run that owned them is ending). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const all = [...this.live.values()];
+    await Promise.all(all.map((l) => l.tree.stop('cancelled').catch(() => undefined)));
+    await Promise.all(all.map((l) => l.ended.catch(() => undefined)));
+    clearInterval(this.timer);
+    this.flush();
+  }
+
+  get running(): number {
+    return this.live.size;
+  }
+
+  private collect(l: Live, stream: TaskStream, text: string): void {
+    if (text === '') return;
+    l.tail = (l.tail + text).slice(-TAIL_CHARS);
+    if (l.capped) return;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (l.logged + bytes > this.maxLogBytes) {
+      l.capped = true;
+      l.pending.push({ stream: 'note', chunk: `[log limit of ${this.maxLogBytes} bytes reached; the full output is in the task's artifacts]` });
+      return;
+    }
+    l.logged += bytes;
+    l.pending.push({ stream, chunk: text });
+  }
+
+  private tick(): void {
+    this.flush();
+    // Operators cancel from another terminal through the store.
+    for (const id of this.store.cancelRequests()) {
+      const l = this.live.get(id);
+      if (l) void l.tree.stop('cancelled');
+    }
+  }
+
+  /** One transaction for every task's pending chunks. */
+  private flush(only?: Live): void {
+    const batch: { taskId: string; stream: TaskStream; chunk: string }[] = [];
+    for (const l of only ? [only] : this.live.values()) {
+      for (const p of l.pending.splice(0)) batch.push({ taskId: l.task.id, ...p });
+    }
+    this.store.appendLogs(batch);
+  }
+
+  private complete(scope: PrincipalScope, l: Live, outcome: TreeOutcome): TaskRecord {
+    for (const s of ['stdout', 'stderr'] as const) this.collect(l, s, l.decoders[s].end());
+    this.flush(l);
+    this.live.delete(l.task.id);
+    const status =
+      outcome.reason === 'cancelled' ? (this.closed ? 'interrupted' : 'cancelled') : outcome.reason === 'exited' && outcome.exitCode === 0 ? 'completed' : 'failed';
+    const reason =
+      outcome.reason === 'exited' ? (outcome.signal ? `killed by ${outcome.signal}` : `exit code ${outcome.exitCode}`) : this.closed && outcome.reason === 'cancelled' ? 'the run that owned it ended' : outcome.reason;
+    // Persist first, then publish: a waiter never sees a completion the store does not hold.
+    this.store.finish(l.task.id, { status, exitCode: outcome.exitCode, signal: outcome.signal, reason, logTail: l.tail });
+    if (outcome.artifacts) this.store.setSpawn(l.task.id, outcome.spawnId, outcome.artifacts.root);
+    const done = this.store.get(scope, l.task.id)!;
+    try {
+      appendEvent(this.o.db, done.sessionId, 'task.completed', { task_id: done.id, kind: done.kind, status: done.status, exit_code: done.exitCode, reason: done.reason });
+    } catch {
+      // The task's own row is the record; a session whose chain cannot be extended is reported by audit verify.
+    }
+    this.events.emit('completed', done);
+    return done;
+  }
+}
