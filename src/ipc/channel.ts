@@ -35,10 +35,11 @@ export class Channel<In, Out> {
     return this.ended;
   }
 
-  /** Writes one frame; false once the channel has failed (the message is dropped). */
-  send(message: Out): boolean {
+  /** Writes the messages' frames in one write; false once the channel has failed (they are dropped). */
+  send(...messages: Out[]): boolean {
     if (this.ended) return false;
-    this.stream.write(encodeFrame(message, this.maxFrameBytes));
+    const frames = messages.map((m) => encodeFrame(m, this.maxFrameBytes));
+    this.stream.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
     return true;
   }
 

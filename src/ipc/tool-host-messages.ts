@@ -51,7 +51,8 @@ export const FromHostSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   // After each call: what the tool left running beyond the host's own baseline (timers, sockets, children).
-  // The host's own memory figures: a lie only delays a recycle, the heap limit still holds.
+  // The host's own memory figures (heap in use, peak RSS): a lie only delays a recycle, the heap
+  // limit still holds.
   z
     .object({
       type: z.literal('idle'),

@@ -4,6 +4,7 @@
 // what the tool left running. Child-side: imports only src/ipc/** and message types.
 import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { Channel, ERROR_MESSAGE_MAX, IpcError, LOG_TEXT_MAX, TOOL_HOST_PROTOCOL, ToHostSchema, type CallMessage, type FromHostMessage, type ToHostMessage } from '../../../ipc/index.js';
 import { TOOL_HOST_CHANNEL_FD_ENV } from '../../../ipc/index.js';
 
@@ -56,7 +57,7 @@ function countResources(): Map<string, number> {
   return m;
 }
 
-/** Requests the host itself leaves in flight for a moment (closing the module file it imported). */
+/** Requests in flight for a moment that the host itself causes (the import closing the module file). */
 const OWN_TRANSIENT = new Set(['CloseReq']);
 let baseline = new Map<string, number>();
 let current: { id: string; abort: AbortController } | null = null;
@@ -134,14 +135,14 @@ async function run(m: CallMessage): Promise<void> {
     reply = errorFrame(m.id, err);
   }
   current = null;
-  channel.send(reply);
-  // One turn of the loop later, so requests of the host's own (the import's file close) are done.
-  setImmediate(() => {
-    const left: string[] = [];
-    for (const [k, n] of countResources()) if (!OWN_TRANSIENT.has(k)) for (let i = baseline.get(k) ?? 0; i < n; i++) left.push(k);
-    const mem = process.memoryUsage();
-    channel.send({ type: 'idle', id: m.id, resources: left.slice(0, 256), heapUsed: mem.heapUsed, rss: mem.rss });
-  });
+  // Measured at once and sent with the reply in one write, so the worker is free again by the
+  // time the caller has its answer.
+  const left: string[] = [];
+  for (const [k, n] of countResources()) if (!OWN_TRANSIENT.has(k)) for (let i = baseline.get(k) ?? 0; i < n; i++) left.push(k);
+  // Cheap figures (µs, not the /proc read of process.memoryUsage): the heap now, the RSS peak.
+  const heapUsed = getHeapStatistics().used_heap_size;
+  const rss = process.resourceUsage().maxRSS * 1024;
+  channel.send(reply, { type: 'idle', id: m.id, resources: left.slice(0, 256), heapUsed, rss });
 }
 
 function resultFrame(id: string, value: unknown): FromHostMessage {
