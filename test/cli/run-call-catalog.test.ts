@@ -74,14 +74,14 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     const r = cli('run', EXAMPLE, '--json', '--prompt', 'just say hello', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
     const users = lines(r.stdout).filter((e) => e.type === 'user');
-    assert.deepEqual(users.map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?']);
+    assert.deepEqual(users.map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?', 'And how many words are in "the quick brown fox"?']);
   });
 
   test('--deny wins even over an automatic approval', () => {
     const r = cli('run', EXAMPLE, '--deny', 'terminal:uname *', '--json', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
     const results = lines(r.stdout).filter((e) => e.type === 'tool_result');
-    assert.deepEqual(results.map((e) => e.ok), [true, true, false, true]);
+    assert.deepEqual(results.map((e) => e.ok), [true, true, false, true, true]);
     assert.equal(results[2].code, 'APPROVAL_DENIED');
   });
 
