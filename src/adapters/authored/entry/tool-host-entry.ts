@@ -5,8 +5,18 @@
 import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
-import { Channel, ERROR_MESSAGE_MAX, IpcError, LOG_TEXT_MAX, TOOL_HOST_PROTOCOL, ToHostSchema, type CallMessage, type FromHostMessage, type ToHostMessage } from '../../../ipc/index.js';
-import { TOOL_HOST_CHANNEL_FD_ENV } from '../../../ipc/index.js';
+import {
+  Channel,
+  ERROR_MESSAGE_MAX,
+  IpcError,
+  LOG_TEXT_MAX,
+  TOOL_HOST_CHANNEL_FD_ENV,
+  TOOL_HOST_PROTOCOL,
+  ToHostSchema,
+  type CallMessage,
+  type FromHostMessage,
+  type ToHostMessage,
+} from '../../../ipc/index.js';
 
 const LOGS_PER_CALL = 200;
 const PROGRESS_PER_CALL = 1000;
