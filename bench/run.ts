@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupV2, lastCgroupProbeReason } from '../src/process/linux/cgroup.js';
+import { runAuthored, type AuthoredResultBench } from './authored.js';
 import { BenchContext, progress } from './common.js';
 import { runDrain, type DrainResult } from './drain.js';
 import { runEffect, type EffectResultBench } from './effect.js';
@@ -17,11 +18,11 @@ import { sweep } from './procs.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -176,6 +177,23 @@ function effectTable(r: EffectResultBench): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function authoredTable(r: AuthoredResultBench): string {
+  const row = (name: string, x: { perSecond: number; latency: { median: number; p99: number } }): string[] => [name, Math.round(x.perSecond).toLocaleString('en-US'), fmtMs(x.latency.median), fmtMs(x.latency.p99)];
+  const rows = [
+    ['contender', 'per second', 'p50', 'p99'],
+    row('authored no-op, whole EffectRuntime pipeline, warm pool', r.pipeline),
+    row('bare framed echo to a bare node child (floor)', r.floor),
+    row('authored no-op, adapter alone (info)', r.adapter),
+    row('builtin no-op (tools_list), whole pipeline (info)', r.builtin),
+  ];
+  const notes = [
+    `${r.calls} calls of each contender in ${r.rounds} interleaved rounds, one at a time; ${r.workersStarted} tool host(s) started in all`,
+    `pipeline p50 / floor p50: ${fmtRatio(r.ratio)} (target <= ${r.targetRatio.toFixed(2)}x); pipeline p50 target < ${r.targetP50Ms} ms`,
+    'pipeline = binding, capability, preflight, approval key + policy, the call on the warm host (zod both ways, result, idle report), views, one audit commit',
+  ];
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
 function redactTable(r: RedactResult): string {
   const mbs = (x: number): string => `${x.toFixed(1)} MB/s`;
   const rows = [
@@ -208,7 +226,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -230,6 +248,9 @@ async function main(): Promise<number> {
         } else if (name === 'effect') {
           out.effect = await runEffect(ctx);
           text.push(`\n== effect: a no-op builtin through all eight steps with durable events  [target: >= 5,000 effects/s] ${verdict(out.effect.pass)}\n${effectTable(out.effect)}`);
+        } else if (name === 'authored') {
+          out.authored = await runAuthored(ctx);
+          text.push(`\n== authored: a no-op authored tool through the whole pipeline vs a bare framed echo  [target: p50 < 1 ms, <= 2x the floor] ${verdict(out.authored.pass)}\n${authoredTable(out.authored)}`);
         } else if (name === 'redact') {
           out.redact = await runRedact(ctx);
           text.push(`\n== redact: 50 secrets with their encoded forms over ${out.redact.bytes / 1024 / 1024} MiB  [target: >= ${out.redact.target} MB/s] ${verdict(out.redact.pass)}\n${redactTable(out.redact)}`);
@@ -265,7 +286,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 

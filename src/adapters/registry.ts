@@ -1,5 +1,6 @@
 // adapterKey → adapter. Keys come from catalog entries; an unknown key is a bug, not a fallback.
 import type { EffectAdapter } from './adapter-types.js';
+import { authoredAdapter } from './authored/authored-adapter.js';
 import { terminalAdapter } from './builtin/terminal-adapter.js';
 import { toolsListAdapter } from './builtin/tools-list-adapter.js';
 import { webExtractAdapter } from './builtin/web-extract-adapter.js';
@@ -14,7 +15,7 @@ export function adapterFor(adapterKey: string): EffectAdapter | undefined {
   if (adapterKey === 'builtin.task_status') return taskStatusAdapter;
   if (adapterKey === 'builtin.task_control') return taskControlAdapter;
   if (adapterKey === 'builtin.yield_until') return yieldUntilAdapter;
-  if (adapterKey.startsWith('authored:')) return unavailableAdapter('the authored-tool adapter (out-of-process tool hosts)');
+  if (adapterKey.startsWith('authored:')) return authoredAdapter;
   if (adapterKey.startsWith('mcp:')) return unavailableAdapter('the MCP call adapter');
   return undefined;
 }

@@ -2,6 +2,7 @@
 // and the store, start a session, and pick the approver (rules first, then a terminal or nobody).
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
+import { attachAuthoredTools } from '../adapters/authored/index.js';
 import { buildCatalog, type ResolvedEffectCatalog } from '../catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../core/index.js';
 import { EffectRuntime } from '../effects/index.js';
@@ -63,6 +64,8 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   const fallback: Approver =
     o.interactive && process.stdin.isTTY ? new TerminalApprover({ input: process.stdin, output: process.stderr }) : new NonInteractiveApprover();
   const supervisor = ProcessSupervisor.open({ stateDir: o.stateDir });
+  // The authored adapter runs this core's tools on warm hosts owned by this supervisor.
+  const authored = attachAuthoredTools(supervisor, core);
   const db = openStore(join(o.stateDir, 'supervisor.db'));
   const sessions = new SessionStore(db);
   // Tasks of a supervisor that died are interrupted (ProcessSupervisor.open killed their trees).
@@ -87,6 +90,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
         sessions.endSession({ principal }, session.id, status);
       } finally {
         db.close();
+        await authored.close();
         await supervisor.close();
       }
     },

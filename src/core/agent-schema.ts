@@ -101,6 +101,23 @@ export const NetworkSchema = z
   })
   .strict();
 
+const wholeNumber = (what: string, min: number, max: number, example: number) =>
+  z
+    .number({ invalid_type_error: `must be a number; write e.g. ${what}: ${example}` })
+    .int({ message: `must be a whole number; write e.g. ${what}: ${example}` })
+    .min(min, { message: `must be at least ${min}; write e.g. ${what}: ${example}` })
+    .max(max, { message: `must be at most ${max}; write e.g. ${what}: ${example}` });
+
+/** Authored-tool hosts (process tier): pool size and when a worker is replaced. */
+export const ToolHostsSchema = z
+  .object({
+    pool_size: wholeNumber('pool_size', 1, 32, 2).optional(),
+    max_calls_per_worker: wholeNumber('max_calls_per_worker', 1, 1_000_000, 1000).optional(),
+    heap_mb: wholeNumber('heap_mb', 16, 16_384, 256).optional(),
+    rss_mb: wholeNumber('rss_mb', 32, 65_536, 512).optional(),
+  })
+  .strict();
+
 export const RUNTIME_TARGETS = ['local', 'claude-code'] as const;
 
 export const AgentConfigSchema = z
@@ -120,6 +137,8 @@ export const AgentConfigSchema = z
     // Optional rather than defaulted, so a core without secrets keeps its exact snapshot shape.
     secrets: SecretsSectionSchema.optional(),
     network: NetworkSchema.optional(),
+    // Optional for the same reason: tool-host pools and recycling (src/adapters/authored).
+    tool_hosts: ToolHostsSchema.optional(),
   })
   .strict();
 
@@ -127,4 +146,5 @@ export type AgentConfig = z.output<typeof AgentConfigSchema>;
 export type ModelConfig = z.output<typeof ModelConfigSchema>;
 export type ToolOverride = z.output<typeof ToolOverrideSchema>;
 export type ApprovalConfig = z.output<typeof ApprovalConfigSchema>;
+export type ToolHostsConfig = z.output<typeof ToolHostsSchema>;
 export type RuntimeTarget = (typeof RUNTIME_TARGETS)[number];

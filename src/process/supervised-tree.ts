@@ -2,6 +2,7 @@
 // do harm, drained with bounds, and stopped as a whole by a single-flight ladder.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import type { SpawnRecordStore } from '../store/spawn-records.js';
 import { RedactionPatterns, StreamRedactor } from '../redaction/index.js';
 import { artifactPath, createArtifactDir } from './artifacts.js';
@@ -24,6 +25,8 @@ import type {
 } from './types.js';
 
 export const SPAWN_ID_ENV = 'SUPERVISOR_SPAWN_ID';
+/** Names the fd of the dedicated data pipe in a child spawned with `channel: true`. */
+export const CHANNEL_FD_ENV = 'SUPERVISOR_CHANNEL_FD';
 const DEFAULT_GRACE_MS = 2_000;
 const DEFAULT_DRAIN_AFTER_EXIT_MS = 2_000;
 /** After the ladder every holder of the pipes is dead; anything still open is out of reach. */
@@ -62,6 +65,7 @@ export class LiveTree implements SupervisedTree {
   readonly startedAt: number;
   readonly done: Promise<TreeOutcome>;
   readonly stdin: NodeJS.WritableStream | null;
+  readonly channel: Duplex | null;
 
   private readonly child: ChildProcess;
   private readonly identity: TreeIdentity;
@@ -117,13 +121,21 @@ export class LiveTree implements SupervisedTree {
     }
 
     const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? []);
+    const stdio: ('ignore' | 'inherit' | 'pipe' | 'ipc')[] = [opts.stdin ?? 'ignore', 'pipe', 'pipe'];
+    if (prepared.ipc) stdio.push('ipc');
+    // The data pipe takes the next free index (3, or 4 after the Windows launcher's IPC slot).
+    const channelFd = opts.channel ? stdio.length : -1;
+    if (opts.channel) {
+      stdio.push('pipe');
+      env[CHANNEL_FD_ENV] = String(channelFd);
+    }
     let child: ChildProcess;
     try {
       child = spawn(prepared.command, prepared.args, {
         cwd,
         env,
         detached: true, // a new session and process group: the tree's own
-        stdio: prepared.ipc ? [opts.stdin ?? 'ignore', 'pipe', 'pipe', 'ipc'] : [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
+        stdio,
         windowsHide: true,
       });
     } catch (cause) {
@@ -193,6 +205,7 @@ export class LiveTree implements SupervisedTree {
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
     }
     this.stdin = child.stdin ?? null;
+    this.channel = channelFd >= 0 ? ((child.stdio[channelFd] as Duplex | null | undefined) ?? null) : null;
 
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -302,6 +315,7 @@ export class LiveTree implements SupervisedTree {
     await settlesWithin(this.pipesClosed, DRAIN_AFTER_KILL_MS);
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
+    this.channel?.destroy();
     if (this.timer) clearTimeout(this.timer);
 
     const [stdout, stderr]: [StreamSummary, StreamSummary] = await Promise.all([this.captures.stdout.end(), this.captures.stderr.end()]);

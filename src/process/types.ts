@@ -77,6 +77,11 @@ export interface SpawnTreeOptions {
   /** Aborting stops the tree with reason `cancelled`. */
   signal?: AbortSignal;
   tailChars?: number;
+  /**
+   * A dedicated data pipe besides stdio (fd 3 on POSIX; on win32 the index after the launcher's
+   * IPC slot). Its fd number is passed to the child in SUPERVISOR_CHANNEL_FD. Default false.
+   */
+  channel?: boolean;
 }
 
 export interface SupervisedTree {
@@ -93,4 +98,6 @@ export interface SupervisedTree {
   stop(reason?: 'cancelled' | 'timeout'): Promise<TreeOutcome>;
   /** Pipe to the child's stdin when `stdin: 'pipe'`. */
   readonly stdin: NodeJS.WritableStream | null;
+  /** The dedicated data pipe when `channel: true`; destroyed when the tree ends. */
+  readonly channel: import('node:stream').Duplex | null;
 }

@@ -24,20 +24,23 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     removeTempCores();
   });
 
-  test('run replays the example session: two user turns, four read-only terminal calls approved by policy, an intact audit chain', () => {
+  test('run replays the example session: three user turns, four read-only terminal calls and the authored word_count approved by policy, an intact audit chain', () => {
     const dir = state();
     const r = cli('run', EXAMPLE, '--json', '--state-dir', dir);
     assert.equal(r.status, 0, r.stderr);
     const ev = lines(r.stdout);
     assert.equal(ev[0].type, 'session');
-    assert.deepEqual(ev.filter((e) => e.type === 'user').map((e) => e.turn), [1, 2], 'the script plays two user turns');
+    assert.deepEqual(ev.filter((e) => e.type === 'user').map((e) => e.turn), [1, 2, 3], 'the script plays three user turns');
     const results = ev.filter((e) => e.type === 'tool_result');
-    assert.equal(results.length, 4);
-    assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'policy'), 'auto_approve: [read-only]');
+    assert.equal(results.length, 5);
+    assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'policy'), 'auto_approve: [read-only], and word_count declares auto');
     assert.match(results[0].view.output, /hello/);
     assert.match(results[3].view.output, /agent\.yaml/, 'the second user turn ran wc on the workspace');
+    assert.equal(results[4].view.tool, 'word_count');
+    assert.deepEqual(JSON.parse(results[4].view.output), { words: 4, lines: 1, characters: 19 }, 'the third user turn ran the authored tool out of process');
+    assert.equal(results[4].view.detail.tier, 'process');
     const end = ev.at(-1);
-    assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok], ['end', 'completed', 2, 4]);
+    assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok], ['end', 'completed', 3, 5]);
     const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
@@ -71,14 +74,14 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     const r = cli('run', EXAMPLE, '--json', '--prompt', 'just say hello', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
     const users = lines(r.stdout).filter((e) => e.type === 'user');
-    assert.deepEqual(users.map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?']);
+    assert.deepEqual(users.map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?', 'And how many words are in "the quick brown fox"?']);
   });
 
   test('--deny wins even over an automatic approval', () => {
     const r = cli('run', EXAMPLE, '--deny', 'terminal:uname *', '--json', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
     const results = lines(r.stdout).filter((e) => e.type === 'tool_result');
-    assert.deepEqual(results.map((e) => e.ok), [true, true, false, true]);
+    assert.deepEqual(results.map((e) => e.ok), [true, true, false, true, true]);
     assert.equal(results[2].code, 'APPROVAL_DENIED');
   });
 
@@ -130,9 +133,9 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     const unknown = cli('call', EXAMPLE, 'nosuch', '--state-dir', dir);
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /no tool "nosuch"/);
-    const ungranted = cli('call', EXAMPLE, 'word_count', '--args', '{"text":"a b"}', '--json', '--state-dir', dir);
-    assert.equal(ungranted.status, 1);
-    assert.equal(JSON.parse(ungranted.stdout).code, 'CAPABILITY_DENIED');
+    const authored = cli('call', EXAMPLE, 'word_count', '--args', '{"text":"a b"}', '--state-dir', dir);
+    assert.equal(authored.status, 0, authored.stderr);
+    assert.match(authored.stdout, /"words":2/);
   });
 
   test('catalog --json lists every entry with source, capability, approval, risk and provenance', () => {
@@ -143,9 +146,9 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.deepEqual(
       c.tools.map((t: any) => [t.name, t.source, t.capability, t.approval, t.granted]),
       [
-        ['tools_list', 'builtin', 'catalog.read', 'prompt', true],
+        ['tools_list', 'builtin', 'catalog.read', 'auto', true],
         ['terminal', 'builtin', 'terminal.exec', 'prompt', true],
-        ['word_count', 'authored', 'tool.call:word_count', 'prompt', false],
+        ['word_count', 'authored', 'tool.call:word_count', 'auto', true],
       ],
     );
   });

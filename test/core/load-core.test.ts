@@ -23,8 +23,8 @@ describe('the example core', () => {
     assert.equal(snap.workspace, snap.dir, "workspace defaults to '.', the core itself");
     assert.equal(snap.agent.name, 'example');
     assert.deepEqual(snap.agent.toolsets, ['terminal']);
-    assert.deepEqual(snap.agent.grants, ['terminal.exec']);
-    assert.equal(snap.agent.approval.default, 'prompt');
+    assert.deepEqual(snap.agent.grants, ['terminal.exec', 'tool.call:word_count']);
+    assert.equal(snap.agent.approval.default, 'auto');
     assert.equal(snap.agent.approval.rules['mcp.connect:*'], 'prompt');
     assert.deepEqual(snap.agent.model, { provider: 'scripted', script: 'script.yaml' });
     assert.deepEqual(snap.tools.map((t) => t.name), ['word_count']);
@@ -41,8 +41,13 @@ describe('the example core', () => {
     assert.ok(script !== null);
     assert.ok(script.turns.length >= 3);
     const commands = script.turns.flatMap((t) => t.tool_calls ?? []).map((c) => c.arguments.command);
-    assert.deepEqual(commands, ['echo hello', 'ls', 'uname -a', 'wc -l agent.yaml']);
-    assert.deepEqual(script.turns.filter((t) => t.user !== undefined).length, 2, 'two user turns');
+    assert.deepEqual(commands, ['echo hello', 'ls', 'uname -a', 'wc -l agent.yaml', undefined]);
+    assert.deepEqual(script.turns.filter((t) => t.user !== undefined).length, 3, 'three user turns');
+    assert.deepEqual(
+      script.turns.flatMap((t) => t.tool_calls ?? []).map((c) => c.name),
+      ['terminal', 'terminal', 'terminal', 'terminal', 'word_count'],
+      'the third user turn calls the authored tool',
+    );
     assert.equal(script.turns[script.turns.length - 1]!.tool_calls, undefined);
     assert.deepEqual(snap.files.map((f) => f.path), [
       'agent.yaml',

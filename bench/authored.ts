@@ -1,0 +1,156 @@
+// Benchmark — authored: a no-op authored tool (test/fixtures/tools/noop) through the whole
+// EffectRuntime pipeline on a warm process-tier pool, next to a bare framed echo over the same
+// kind of pipe (spawnTree's data pipe) to a bare `node` child: the floor of process isolation.
+// Also, for the breakdown: the adapter alone (no runtime steps, no audit commit) and the no-op
+// builtin tools_list through the same runtime (its steps and audit commit, no child). Interleaved.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { attachAuthoredTools, authoredAdapter } from '../src/adapters/authored/index.js';
+import { buildCatalog } from '../src/catalog/index.js';
+import { loadCore } from '../src/core/index.js';
+import { EffectRuntime } from '../src/effects/index.js';
+import { encodeFrame, FrameDecoder } from '../src/ipc/index.js';
+import { ApprovalBroker, NonInteractiveApprover } from '../src/policy/index.js';
+import { openStore, SessionStore } from '../src/store/index.js';
+import type { BenchContext } from './common.js';
+import { progress } from './common.js';
+import { summarize, type Summary } from './stats.js';
+
+const TOOLS_CORE = fileURLToPath(new URL('../../test/fixtures/tools/', import.meta.url));
+
+// The floor's child: decode each frame, parse it, send it back framed. No permission model, no schema.
+const ECHO_CHILD = `
+const net = require('node:net');
+const s = new net.Socket({ fd: Number(process.env.SUPERVISOR_CHANNEL_FD), readable: true, writable: true });
+let buf = Buffer.alloc(0);
+s.on('data', (c) => {
+  buf = buf.length ? Buffer.concat([buf, c]) : c;
+  while (buf.length >= 4) {
+    const n = buf.readUInt32BE(0);
+    if (buf.length < 4 + n) break;
+    const msg = JSON.parse(buf.subarray(4, 4 + n).toString('utf8'));
+    buf = buf.subarray(4 + n);
+    const out = Buffer.from(JSON.stringify({ id: msg.id, value: { ok: true } }));
+    const h = Buffer.alloc(4);
+    h.writeUInt32BE(out.length, 0);
+    s.write(Buffer.concat([h, out]));
+  }
+});
+`;
+
+export interface Contender {
+  perSecond: number;
+  latency: Summary;
+}
+
+export interface AuthoredResultBench {
+  calls: number;
+  rounds: number;
+  pipeline: Contender;
+  adapter: Contender;
+  builtin: Contender;
+  floor: Contender;
+  ratio: number;
+  targetP50Ms: number;
+  targetRatio: number;
+  workersStarted: number;
+  pass: boolean;
+}
+
+export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBench> {
+  const rounds = ctx.options.quick ? 4 : 20;
+  const perRound = ctx.options.quick ? 250 : 500;
+  const sup = ctx.openSupervisor('cgroup', 'authored');
+  const db = openStore(join(sup.stateDir, 'supervisor.db'));
+  const core = await loadCore(TOOLS_CORE);
+  const hosts = attachAuthoredTools(sup, core);
+  const catalog = buildCatalog({ core, principal: 'bench' });
+  const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
+  const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir: core.dir, coreRevision: core.revision, runtime: 'local' });
+  const ectx = { principal: 'bench', sessionId: session.id };
+  const echo = sup.spawnTree({ command: process.execPath, args: ['-e', ECHO_CHILD], channel: true, artifacts: false });
+  ctx.markers.add(echo.spawnId);
+  try {
+    const pipe = echo.channel!;
+    const decoder = new FrameDecoder();
+    let waiting: ((v: unknown) => void) | null = null;
+    pipe.on('data', (c: Buffer) => {
+      for (const m of decoder.push(c)) waiting?.(m);
+    });
+    let seq = 0;
+    const floorCall = (): Promise<unknown> =>
+      new Promise((resolve) => {
+        waiting = resolve;
+        pipe.write(encodeFrame({ type: 'call', id: `c${++seq}`, input: {} }));
+      });
+    const pipelineCall = async (): Promise<void> => {
+      const r = await runtime.execute(runtime.request('noop', {})!, ectx);
+      if (!r.ok || r.isError) throw new Error(`the no-op authored effect failed: ${JSON.stringify(r)}`);
+    };
+    const entry = { name: 'noop', adapterKey: 'authored:noop', capability: 'tool.call:noop' };
+    const env = { workspace: core.workspace, supervisor: sup, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'bench', sessionId: 'se_bench' } };
+    const signal = new AbortController().signal;
+    const adapterCall = async (): Promise<void> => {
+      authoredAdapter.preflight(entry, {}, env);
+      const out = await authoredAdapter.invoke(entry, {}, { ...env, signal, deadlineMs: 10_000, redact: [] });
+      if (out.isError) throw new Error(out.text);
+    };
+    const builtinCall = async (): Promise<void> => {
+      const r = await runtime.execute(runtime.request('tools_list', {})!, ectx);
+      if (!r.ok) throw new Error(r.message);
+    };
+    // Warm-up: the pool's workers, the tool module, JIT, prepared statements.
+    for (let i = 0; i < 300; i++) {
+      await pipelineCall();
+      await adapterCall();
+      await builtinCall();
+      await floorCall();
+    }
+    for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
+    progress(`authored: ${rounds} rounds x ${perRound} calls of each contender, interleaved`);
+    const lat = { pipeline: [] as number[], adapter: [] as number[], builtin: [] as number[], floor: [] as number[] };
+    const wall = { pipeline: 0, adapter: 0, builtin: 0, floor: 0 };
+    const time = async (name: keyof typeof lat, fn: () => Promise<unknown>): Promise<void> => {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < perRound; i++) {
+        const a = process.hrtime.bigint();
+        await fn();
+        lat[name].push(Number(process.hrtime.bigint() - a) / 1e6);
+      }
+      wall[name] += Number(process.hrtime.bigint() - t0) / 1e9;
+    };
+    for (let r = 0; r < rounds; r++) {
+      await time('floor', floorCall);
+      await time('pipeline', pipelineCall);
+      await time('adapter', adapterCall);
+      await time('builtin', builtinCall);
+    }
+    for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
+    const n = rounds * perRound;
+    const c = (k: keyof typeof lat): Contender => ({ perSecond: n / wall[k], latency: summarize(lat[k]) });
+    const pipeline = c('pipeline');
+    const floor = c('floor');
+    const ratio = pipeline.latency.median / floor.latency.median;
+    const targetP50Ms = 1;
+    const targetRatio = 2;
+    const workersStarted = hosts.pools().reduce((s, p) => s + p.stats.started, 0);
+    return {
+      calls: n,
+      rounds,
+      pipeline,
+      adapter: c('adapter'),
+      builtin: c('builtin'),
+      floor,
+      ratio,
+      targetP50Ms,
+      targetRatio,
+      workersStarted,
+      pass: pipeline.latency.median < targetP50Ms && ratio <= targetRatio,
+    };
+  } finally {
+    await hosts.close();
+    await echo.stop();
+    db.close();
+    await ctx.closeSupervisor(sup);
+  }
+}

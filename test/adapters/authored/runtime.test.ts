@@ -1,0 +1,112 @@
+// Authored tools through the whole EffectRuntime: the example core's word_count runs, the tiers
+// this build does not run are refused at step 4 before any code loads, deadlines and cancels end
+// as the runtime reports them, and agent.yaml's tool_hosts section is checked.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { attachAuthoredTools, type AuthoredToolsHandle } from '../../../src/adapters/authored/index.js';
+import { buildCatalog } from '../../../src/catalog/index.js';
+import { loadCore, CoreLoadError } from '../../../src/core/index.js';
+import { EffectRuntime } from '../../../src/effects/index.js';
+import { ApprovalBroker, NonInteractiveApprover } from '../../../src/policy/index.js';
+import { ProcessSupervisor } from '../../../src/process/index.js';
+import { openStore, SessionStore, type Database } from '../../../src/store/index.js';
+import { makeCore, removeTempCores } from '../../core/temp-core.js';
+import { FIXTURES, markedPids, tempDir } from '../../helpers/procs.js';
+
+const PRINCIPAL = 'operator';
+const EXAMPLE_CORE = resolve(FIXTURES, '../../examples/core');
+
+describe('authored tools through the EffectRuntime', { skip: process.platform !== 'linux' && 'the hostile suite runs on Linux CI' }, () => {
+  const state = tempDir('authored-runtime-');
+  let sup: ProcessSupervisor;
+  let db: Database;
+  const handles: AuthoredToolsHandle[] = [];
+  before(() => {
+    sup = ProcessSupervisor.open({ stateDir: state.path });
+    db = openStore(join(state.path, 'supervisor.db'));
+  });
+  after(async () => {
+    const ids = sup.liveTrees().map((t) => t.spawnId);
+    for (const h of handles) await h.close();
+    db.close();
+    await sup.close();
+    state.remove();
+    removeTempCores();
+    assert.deepEqual(ids.flatMap((id) => markedPids(id)), []);
+  });
+
+  async function runtimeFor(dir: string, attach = true) {
+    const core = await loadCore(dir);
+    if (attach) handles.push(attachAuthoredTools(sup, core));
+    const catalog = buildCatalog({ core, principal: PRINCIPAL });
+    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
+    const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
+    return { core, runtime, ctx: { principal: PRINCIPAL, sessionId: session.id } };
+  }
+
+  test("the example core's word_count runs out of process and returns its JSON", async () => {
+    const { runtime, ctx } = await runtimeFor(EXAMPLE_CORE);
+    const out = await runtime.execute(runtime.request('word_count', { text: 'one two\nthree' })!, ctx);
+    assert.equal(out.ok, true, JSON.stringify(out));
+    if (!out.ok) return;
+    assert.deepEqual(JSON.parse(out.views.model.content as string), { words: 3, lines: 2, characters: 13 });
+    const detail = (out.views.durable as { detail: Record<string, unknown> }).detail;
+    assert.equal(detail.tier, 'process');
+    assert.deepEqual(detail.logs, ['info: counted 3 words']);
+    assert.equal((out.views.durable as { audit: Record<string, unknown> }).audit.tier, 'process');
+  });
+
+  for (const [tool, tier] of [
+    ['sandboxed', 'sandbox'],
+    ['threaded', 'thread'],
+  ] as const) {
+    test(`a tool asking for the ${tier} tier fails at step 4 with NOT_IMPLEMENTED naming the tier; its code never loads`, async () => {
+      const { core, runtime, ctx } = await runtimeFor(resolve(FIXTURES, 'tools'));
+      const out = await runtime.execute(runtime.request(tool, {})!, ctx);
+      assert.equal(out.ok, false);
+      if (out.ok) return;
+      assert.equal(out.code, 'NOT_IMPLEMENTED');
+      assert.equal(out.step, 4);
+      assert.match(out.message, new RegExp(`tier '${tier}'`));
+      assert.equal(existsSync(join(core.dir, `agent/tools/${tool}/ran`)), false);
+    });
+  }
+
+  test('a core that was not attached is NOT_IMPLEMENTED at step 4, and says what to call', async () => {
+    const dir = makeCore({
+      'agent.yaml': 'name: t\ngrants: [tool.call:echo]\napproval:\n  default: auto\n',
+      'agent/tools/echo/tool.yaml': 'name: echo\ndescription: e\ninput_schema: { type: object }\ncapability: tool.call:echo\napproval: auto\n',
+      'agent/tools/echo/index.mjs': 'export async function handler(i) { return i; }\n',
+    });
+    const { runtime, ctx } = await runtimeFor(dir, false);
+    const out = await runtime.execute(runtime.request('echo', {})!, ctx);
+    assert.equal(!out.ok && out.code, 'NOT_IMPLEMENTED');
+    assert.match(!out.ok ? out.message : '', /attachAuthoredTools/);
+  });
+
+  test('the deadline gives a TIMEOUT result and a cancel gives CANCELLED; the next call works', async () => {
+    const { runtime, ctx } = await runtimeFor(resolve(FIXTURES, 'tools'));
+    const t = await runtime.execute(runtime.request('hostile', { action: 'loop' })!, { ...ctx, deadlineMs: 400 });
+    assert.equal(t.ok && t.isError, true, JSON.stringify(t));
+    assert.match(t.ok ? (t.views.model.content as string) : '', /^\[TIMEOUT\]/);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 200);
+    const c = await runtime.execute(runtime.request('hostile', { action: 'loop' })!, { ...ctx, signal: ac.signal });
+    assert.equal(!c.ok && c.code, 'CANCELLED', JSON.stringify(c));
+    const ok = await runtime.execute(runtime.request('hostile', { action: 'ok' })!, ctx);
+    assert.equal(ok.ok && !ok.isError, true, JSON.stringify(ok));
+  });
+
+  test('agent.yaml tool_hosts is checked with file, field and fix', async () => {
+    const dir = makeCore({ 'agent.yaml': 'name: t\ntool_hosts:\n  pool_size: 0\n  heap: 12\n' });
+    await assert.rejects(loadCore(dir), (err: unknown) => {
+      assert.ok(err instanceof CoreLoadError);
+      assert.match(err.message, /agent\.yaml/);
+      assert.match(err.message, /pool_size.*at least 1; write e\.g\. pool_size: 2/s);
+      assert.match(err.message, /heap/);
+      return true;
+    });
+  });
+});
