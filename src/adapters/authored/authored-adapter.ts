@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CoreSnapshot } from '../../core/index.js';
 import type { AuthoredToolManifest } from '../../core/snapshot.js';
+import { sandboxAvailability } from '../../process/index.js';
 import type { ProcessSupervisor } from '../../process/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
 import { AuthoredToolError } from './errors.js';
@@ -84,11 +85,12 @@ function specFor(at: AttachedCore, tool: AuthoredToolManifest): HostSpec {
   } catch (err) {
     throw new AdapterCheckError(`${tool.source.manifest}: ${(err as Error).message}`);
   }
-  return { toolName: tool.name, toolDir, entryPath, entrySha256: tool.source.entrySha256, readPaths, workspace: at.core.workspace };
+  const tier = tool.isolation.tier === 'sandbox' ? 'sandbox' : 'process';
+  return { toolName: tool.name, toolDir, entryPath, entrySha256: tool.source.entrySha256, readPaths, workspace: at.core.workspace, tier, network: tool.isolation.network };
 }
 
 function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, spec: HostSpec): ToolHostPool {
-  const key = JSON.stringify([spec.toolName, spec.entryPath, spec.entrySha256, spec.readPaths]);
+  const key = JSON.stringify([spec.toolName, spec.entryPath, spec.entrySha256, spec.readPaths, spec.tier, spec.network]);
   let pool = at.pools.get(key);
   if (!pool) at.pools.set(key, (pool = new ToolHostPool(supervisor, spec, at.config)));
   return pool;
@@ -96,9 +98,13 @@ function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, spec: HostSpec
 
 function checkTier(tool: AuthoredToolManifest): void {
   const tier = tool.isolation.tier;
-  if (tier !== 'process') {
-    throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier '${tier}' is not implemented yet in this build (only 'process' runs); set isolation.tier: process, or wait for the ${tier} tier`);
+  if (tier === 'process') return;
+  if (tier === 'sandbox') {
+    const a = sandboxAvailability();
+    if (!a.usable) throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier 'sandbox' is not usable on this machine: ${a.reason} (supervisor doctor shows it); run the tool with isolation.tier: process only if you accept the weaker boundary`);
+    return;
   }
+  throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier '${tier}' is not implemented yet in this build (process and sandbox run); set isolation.tier: process or sandbox`);
 }
 
 function clip(s: string, n: number): string {

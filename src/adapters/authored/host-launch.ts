@@ -21,6 +21,10 @@ export interface HostSpec {
   readPaths: readonly string[];
   /** The child's cwd. */
   workspace: string;
+  /** process: the permission model alone; sandbox: the same host inside the OS sandbox. */
+  tier: 'process' | 'sandbox';
+  /** Sandbox tier: whether the host keeps the network (its own empty namespace otherwise). */
+  network: boolean;
 }
 
 let hostReads: string[] | null = null;
@@ -74,6 +78,18 @@ export function hostArgs(spec: HostSpec, config: ToolHostConfig): string[] {
     `--max-frame-bytes=${config.maxFrameBytes}`,
     `--max-result-bytes=${config.maxResultBytes}`,
   ];
+}
+
+/** Everything a host reads, for the sandbox's read-only binds (the permission model still applies inside). */
+export function hostBindPaths(spec: HostSpec): string[] {
+  const out = [...hostReadPaths(), spec.toolDir, spec.workspace, ...spec.readPaths].map((p) => (p.length > 1 && p.endsWith(sep) ? p.slice(0, -1) : p));
+  const nm = join(spec.toolDir, 'node_modules');
+  try {
+    if (lstatSync(nm).isSymbolicLink()) out.push(realpathSync(nm));
+  } catch {
+    // no node_modules of its own
+  }
+  return [...new Set(out)];
 }
 
 /** A manifest's read hints as absolute paths (root 'tool' or 'workspace'); refuses escapes. */

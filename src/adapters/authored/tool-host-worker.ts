@@ -6,7 +6,8 @@ import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../proce
 import { Channel, IpcError, TOOL_HOST_PROTOCOL, FromHostSchema, type CallMessage, type FromHostMessage, type ToHostMessage } from '../../ipc/index.js';
 import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
-import { hostArgs, type HostSpec } from './host-launch.js';
+import { hostArgs, hostBindPaths, type HostSpec } from './host-launch.js';
+import { sandboxCommand } from '../../process/index.js';
 
 export type HostReply = { ok: true; value: unknown } | { ok: false; code: string; message: string };
 
@@ -51,11 +52,26 @@ export class ToolHostWorker {
   constructor(supervisor: ProcessSupervisor, spec: HostSpec, private readonly config: ToolHostConfig) {
     this.ready = new Promise<void>((resolve, reject) => (this.readySettle = { resolve, reject }));
     this.ready.catch(() => {});
+    const launch =
+      spec.tier === 'sandbox'
+        ? // The same host and flags inside the OS sandbox: read-only binds of what it reads, no writes,
+          // its own pid (and, unless granted, network) namespace, dying with the supervisor.
+          sandboxCommand({
+            command: process.execPath,
+            args: hostArgs(spec, config),
+            readOnlyPaths: hostBindPaths(spec),
+            writablePaths: [],
+            cwd: spec.workspace,
+            network: spec.network,
+            env: allowlistedEnv(),
+            protectedPaths: [supervisor.stateDir],
+          })
+        : { command: process.execPath, args: hostArgs(spec, config), cwd: spec.workspace, env: allowlistedEnv() };
     this.tree = supervisor.spawnTree({
-      command: process.execPath,
-      args: hostArgs(spec, config),
-      cwd: spec.workspace,
-      env: allowlistedEnv(),
+      command: launch.command,
+      args: launch.args,
+      cwd: launch.cwd,
+      env: launch.env,
       channel: true,
       // Tails only: a tool printing a gigabyte costs a pipe's worth of memory and no disk.
       artifacts: false,

@@ -1,6 +1,6 @@
 // Authored tools through the whole EffectRuntime: the example core's word_count runs, the tiers
 // this build does not run are refused at step 4 before any code loads, deadlines and cancels end
-// as the runtime reports them, and agent.yaml's tool_hosts section is checked.
+// as the runtime reports them (the sandbox tier runs the same host inside bubblewrap), and agent.yaml's tool_hosts section is checked.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -10,7 +10,8 @@ import { buildCatalog } from '../../../src/catalog/index.js';
 import { loadCore, CoreLoadError } from '../../../src/core/index.js';
 import { EffectRuntime } from '../../../src/effects/index.js';
 import { ApprovalBroker, NonInteractiveApprover } from '../../../src/policy/index.js';
-import { ProcessSupervisor } from '../../../src/process/index.js';
+import { ProcessSupervisor, sandboxAvailability } from '../../../src/process/index.js';
+import { createServer, type AddressInfo } from 'node:net';
 import { openStore, SessionStore, type Database } from '../../../src/store/index.js';
 import { makeCore, removeTempCores } from '../../core/temp-core.js';
 import { FIXTURES, markedPids, tempDir } from '../../helpers/procs.js';
@@ -58,21 +59,39 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
     assert.equal((out.views.durable as { audit: Record<string, unknown> }).audit.tier, 'process');
   });
 
-  for (const [tool, tier] of [
-    ['sandboxed', 'sandbox'],
-    ['threaded', 'thread'],
-  ] as const) {
-    test(`a tool asking for the ${tier} tier fails at step 4 with NOT_IMPLEMENTED naming the tier; its code never loads`, async () => {
-      const { core, runtime, ctx } = await runtimeFor(resolve(FIXTURES, 'tools'));
-      const out = await runtime.execute(runtime.request(tool, {})!, ctx);
-      assert.equal(out.ok, false);
-      if (out.ok) return;
-      assert.equal(out.code, 'NOT_IMPLEMENTED');
-      assert.equal(out.step, 4);
-      assert.match(out.message, new RegExp(`tier '${tier}'`));
-      assert.equal(existsSync(join(core.dir, `agent/tools/${tool}/ran`)), false);
+  test('a tool asking for the thread tier fails at step 4 with NOT_IMPLEMENTED naming the tier; its code never loads', async () => {
+    const { core, runtime, ctx } = await runtimeFor(resolve(FIXTURES, 'tools'));
+    const out = await runtime.execute(runtime.request('threaded', {})!, ctx);
+    assert.equal(out.ok, false);
+    if (out.ok) return;
+    assert.equal(out.code, 'NOT_IMPLEMENTED');
+    assert.equal(out.step, 4);
+    assert.match(out.message, /tier 'thread'/);
+    assert.equal(existsSync(join(core.dir, 'agent/tools/threaded/ran')), false);
+  });
+
+  test('the sandbox tier runs the same host inside bubblewrap: own pid namespace, no network, marker kept', async (t) => {
+    if (!sandboxAvailability().usable) return t.skip(`sandbox unusable here: ${sandboxAvailability().reason}`);
+    const { runtime, ctx } = await runtimeFor(resolve(FIXTURES, 'tools'));
+    const seen = await runtime.execute(runtime.request('sandboxed', {})!, ctx);
+    assert.equal(seen.ok, true, JSON.stringify(seen));
+    if (!seen.ok) return;
+    const view = JSON.parse(seen.views.model.content) as { pid: number; marker: boolean };
+    assert.ok(view.pid <= 4, `the host runs as pid ${view.pid}: not in a pid namespace of its own`);
+    assert.equal(view.marker, true);
+    let connections = 0;
+    const server = createServer((s) => {
+      connections++;
+      s.destroy();
     });
-  }
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const tried = await runtime.execute(runtime.request('sandboxed', { mode: 'connect', port })!, ctx);
+    assert.equal(tried.ok, true, JSON.stringify(tried));
+    assert.equal((JSON.parse(tried.ok ? tried.views.model.content : '{}') as { connected: boolean }).connected, false);
+    assert.equal(connections, 0, 'the host listener saw a connection from the sandbox');
+  });
 
   test('a core that was not attached is NOT_IMPLEMENTED at step 4, and says what to call', async () => {
     const dir = makeCore({
