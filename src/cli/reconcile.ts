@@ -1,6 +1,9 @@
 // `supervisor reconcile`: kill what a dead predecessor left running, mark it interrupted.
 import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { ProcessSupervisor } from '../process/index.js';
+import { openStore } from '../store/index.js';
+import { RuntimeTaskWorker } from '../tasks/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
 
@@ -29,10 +32,20 @@ export async function runReconcile(argv: string[]): Promise<number> {
   }
   const supervisor = ProcessSupervisor.open({ stateDir, reconcile: false });
   const report = supervisor.reconcile();
+  // Background tasks whose trees were just killed (or whose owner is gone) become interrupted.
+  const db = openStore(join(stateDir, 'supervisor.db'));
+  let tasksInterrupted: number;
+  try {
+    tasksInterrupted = RuntimeTaskWorker.recover(db);
+  } finally {
+    db.close();
+  }
   await supervisor.close();
-  if (json) process.stdout.write(JSON.stringify(report) + '\n');
+  if (json) process.stdout.write(JSON.stringify({ ...report, tasksInterrupted }) + '\n');
   else {
-    process.stdout.write(`checked ${report.checked} running record(s); ${report.interrupted.length} interrupted; ${report.skippedLiveOwner} owned by a live supervisor\n`);
+    process.stdout.write(
+      `checked ${report.checked} running record(s); ${report.interrupted.length} interrupted; ${report.skippedLiveOwner} owned by a live supervisor; ${tasksInterrupted} background task(s) marked interrupted\n`,
+    );
     for (const t of report.interrupted) {
       process.stdout.write(`  ${t.spawnId} pid ${t.pid} ${t.command}: killed ${t.killed}${t.leaderMatched ? '' : ' (leader gone or pid reused: not signalled)'}\n`);
     }

@@ -1,0 +1,83 @@
+// The operator's commands against a live run, as separate processes: tasks, logs and cancel from
+// "another terminal" while `supervisor run` waits on a background task; and after a run is killed
+// with SIGKILL, reconcile kills its background tree and marks the task interrupted.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+
+const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
+const AGENT = 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n';
+
+function core(second: string): string {
+  return makeCore({
+    'agent.yaml': AGENT,
+    'script.yaml': `turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo started; sleep 60", background: true } }\n  - tool_calls:\n      - ${second}\n  - text: done\n`,
+  });
+}
+
+function tasksOf(dir: string): { id: string; status: string; spawnId: string | null; reason: string | null }[] {
+  const r = cli('tasks', '--json', '--state-dir', dir);
+  if (r.status !== 0) return [];
+  return (JSON.parse(r.stdout) as { tasks: { id: string; status: string; spawnId: string | null; reason: string | null }[] }).tasks;
+}
+
+describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX shell commands' }, () => {
+  const dirs: { remove(): void }[] = [];
+  after(() => {
+    for (const d of dirs.splice(0)) d.remove();
+    removeTempCores();
+  });
+
+  test('while a run waits on a background task: tasks lists it, logs shows it, cancel stops it and the run goes on', async () => {
+    const state = tempDir('operator-');
+    dirs.push(state);
+    const run = spawn(process.execPath, [CLI, 'run', core('{ name: yield_until, arguments: { timeout_seconds: 40 } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((r) => run.once('exit', r));
+    try {
+      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), 20_000);
+      await waitFor('its first log line', () => cli('logs', task.id, '--state-dir', state.path).stdout.includes('started') || null);
+      const t0 = Date.now();
+      const c = cli('cancel', task.id, '--json', '--state-dir', state.path);
+      assert.equal(c.status, 0, c.stdout + c.stderr);
+      assert.equal(JSON.parse(c.stdout).status, 'cancelled');
+      assert.equal(await exited, 0, out);
+      assert.ok(Date.now() - t0 < 15_000, 'the run stopped waiting once the task ended');
+      assert.deepEqual(markedPids(task.spawnId!), []);
+      const ev = out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; tool?: string; view?: { output?: string } });
+      const waited = ev.find((e) => e.type === 'tool_result' && e.tool === 'yield_until');
+      assert.match(waited?.view?.output ?? '', /"status": "cancelled"/);
+      const missing = cli('cancel', 'tk_00000000000000000000', '--state-dir', state.path);
+      assert.equal(missing.status, 2);
+    } finally {
+      run.kill('SIGKILL');
+    }
+  });
+
+  test('a run killed with SIGKILL leaves its background tree to reconcile, which kills it and marks the task interrupted', async () => {
+    const state = tempDir('operator-crash-');
+    dirs.push(state);
+    const run = spawn(process.execPath, [CLI, 'run', core('{ name: terminal, arguments: { command: "sleep 30" } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: 'ignore' });
+    const exited = new Promise((r) => run.once('exit', r));
+    let spawnId = '';
+    try {
+      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), 20_000);
+      spawnId = task.spawnId!;
+      await waitFor('the background tree', () => markedPids(spawnId).length > 0 || null);
+      run.kill('SIGKILL');
+      await exited;
+      assert.ok(markedPids(spawnId).length > 0, 'the background tree outlives a SIGKILLed run (its own session)');
+      const r = cli('reconcile', '--json', '--state-dir', state.path);
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok((JSON.parse(r.stdout) as { tasksInterrupted: number }).tasksInterrupted >= 1, r.stdout);
+      await waitFor('the tree to be gone', () => markedPids(spawnId).length === 0 || null);
+      const after = tasksOf(state.path).find((t) => t.id === task.id);
+      assert.equal(after?.status, 'interrupted');
+    } finally {
+      run.kill('SIGKILL');
+    }
+  });
+});
