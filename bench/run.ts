@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -16,13 +16,14 @@ import { runKill, type KillResult } from './kill.js';
 import { runRedact, type RedactResult } from './redact.js';
 import { sweep } from './procs.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
+import { runTasks, type TasksResultBench } from './tasks.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -177,6 +178,20 @@ function effectTable(r: EffectResultBench): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function tasksTable(r: TasksResultBench): string {
+  const rows = [
+    ['figure', 'while tasks run', 'idle (same run)'],
+    ['event-loop lag p99', fmtMs(r.lagP99Ms), fmtMs(r.idleLagP99Ms)],
+    ['event-loop lag max', fmtMs(r.lagMaxMs), '-'],
+    ['supervisor RSS', `${r.peakRssMiB.toFixed(1)} MiB peak`, `${r.baseRssMiB.toFixed(1)} MiB`],
+  ];
+  const notes = [
+    `${r.completed}/${r.tasks} completed, ${r.logsPersisted}/${r.tasks} with all 200 log lines persisted, in ${(r.wallMs / 1000).toFixed(1)} s`,
+    'each task: a shell printing 200 lines over ~2 s; logs flushed in one transaction per 200 ms tick across tasks',
+  ];
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
 function authoredTable(r: AuthoredResultBench): string {
   const row = (name: string, x: { perSecond: number; latency: { median: number; p99: number } }): string[] => [name, Math.round(x.perSecond).toLocaleString('en-US'), fmtMs(x.latency.median), fmtMs(x.latency.p99)];
   const rows = [
@@ -226,7 +241,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -248,6 +263,9 @@ async function main(): Promise<number> {
         } else if (name === 'effect') {
           out.effect = await runEffect(ctx);
           text.push(`\n== effect: a no-op builtin through all eight steps with durable events  [target: >= 5,000 effects/s] ${verdict(out.effect.pass)}\n${effectTable(out.effect)}`);
+        } else if (name === 'tasks') {
+          out.tasks = await runTasks(ctx);
+          text.push(`\n== tasks: ${out.tasks.tasks} concurrent background terminal tasks through the pipeline  [target: all complete with logs, event-loop lag p99 < 50 ms, peak RSS < 300 MB] ${verdict(out.tasks.pass)}\n${tasksTable(out.tasks)}`);
         } else if (name === 'authored') {
           out.authored = await runAuthored(ctx);
           text.push(`\n== authored: a no-op authored tool through the whole pipeline vs a bare framed echo  [target: p50 < 1 ms, <= 2x the floor] ${verdict(out.authored.pass)}\n${authoredTable(out.authored)}`);
@@ -286,7 +304,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 

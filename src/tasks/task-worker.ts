@@ -76,8 +76,13 @@ export class RuntimeTaskWorker {
     return r.changes;
   }
 
-  /** Starts a background terminal task; throws WriteScopeConflictError if its scope is held. */
-  startTerminal(scope: PrincipalScope, spec: TerminalTaskSpec): TaskRecord {
+  /**
+   * Starts a background terminal task; throws WriteScopeConflictError if its scope is held.
+   * Starting a tree is synchronous work (records, cgroup, spawn): starts are queued one per turn
+   * of the event loop, so a burst of them never stalls everything else for long.
+   */
+  async startTerminal(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
+    await this.turn();
     if (this.closed) throw new Error('the task worker is closed; start a new session');
     const task = this.store.create(scope, {
       sessionId: spec.sessionId,
@@ -126,6 +131,15 @@ export class RuntimeTaskWorker {
 
   get(scope: PrincipalScope, id: string): TaskRecord | undefined {
     return this.store.get(scope, id);
+  }
+
+  private queue: Promise<void> = Promise.resolve();
+
+  /** Resolves on a turn of the event loop of its own, after every start queued before it. */
+  private turn(): Promise<void> {
+    const next = this.queue.then(() => new Promise<void>((r) => setImmediate(r)));
+    this.queue = next;
+    return next;
   }
 
   /** Kills the task's tree and resolves after its end state is persisted and published. */

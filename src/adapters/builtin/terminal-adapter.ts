@@ -127,7 +127,7 @@ export const terminalAdapter: EffectAdapter = {
       const shell = shellFor(a.command);
       let task;
       try {
-        task = env.tasks.startTerminal(env.owner, {
+        task = await env.tasks.startTerminal(env.owner, {
           sessionId: env.owner.sessionId,
           sourceTool: entry.name,
           summary: a.command,

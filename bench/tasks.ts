@@ -1,0 +1,113 @@
+// Benchmark — tasks: 200 concurrent background terminal tasks started through the effect pipeline
+// (terminal background=true), each printing output for a while; all must complete with their logs
+// persisted. Reports the supervisor's event-loop lag (p99) and peak RSS while they run, next to the
+// same figures with the process idle, measured in the same run.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadCore } from '../src/core/index.js';
+import { buildCatalog } from '../src/catalog/index.js';
+import { EffectRuntime } from '../src/effects/index.js';
+import { ProcessSupervisor } from '../src/process/index.js';
+import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover } from '../src/policy/index.js';
+import { openStore, SessionStore } from '../src/store/index.js';
+import { RuntimeTaskWorker } from '../src/tasks/index.js';
+import type { BenchContext } from './common.js';
+import { progress } from './common.js';
+
+export interface TasksResultBench {
+  tasks: number;
+  completed: number;
+  logsPersisted: number;
+  wallMs: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  idleLagP99Ms: number;
+  peakRssMiB: number;
+  baseRssMiB: number;
+  targetLagMs: number;
+  targetRssMiB: number;
+  pass: boolean;
+}
+
+async function lagWhile(ms: number): Promise<number> {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  await new Promise((r) => setTimeout(r, ms));
+  h.disable();
+  return h.percentile(99) / 1e6;
+}
+
+export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
+  const n = ctx.options.quick ? 50 : 200;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-tasks-'));
+  const coreDir = join(dir, 'core');
+  mkdirSync(coreDir);
+  writeFileSync(join(coreDir, 'agent.yaml'), 'name: bench\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read]\napproval:\n  default: auto\n');
+  const state = join(dir, 'state');
+  const sup = ProcessSupervisor.open({ stateDir: state });
+  const db = openStore(join(state, 'supervisor.db'));
+  const worker = new RuntimeTaskWorker({ supervisor: sup, db });
+  try {
+    const core = await loadCore(coreDir);
+    const catalog = buildCatalog({ core, principal: 'bench' });
+    const broker = new ApprovalBroker({ approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] }), new NonInteractiveApprover()) });
+    const runtime = new EffectRuntime({ catalog, broker, supervisor: sup, db, tasks: worker });
+    const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' });
+    const ectx = { principal: 'bench', sessionId: session.id };
+    const idleLagP99Ms = await lagWhile(500);
+    const baseRss = process.memoryUsage().rss;
+    let peakRss = baseRss;
+    const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+    const lag = monitorEventLoopDelay({ resolution: 10 });
+    lag.enable();
+    progress(`tasks: starting ${n} background terminal tasks`);
+    const t0 = Date.now();
+    // Each task prints 200 lines over ~2 s: logs flow while all of them run.
+    const command = 'i=0; while [ $i -lt 200 ]; do echo "line $i of task output"; i=$((i+1)); [ $((i % 20)) -eq 0 ] && sleep 0.2; done';
+    const ids: string[] = [];
+    await Promise.all(
+      Array.from({ length: n }, async () => {
+        const r = await runtime.execute(runtime.request('terminal', { command, background: true })!, ectx);
+        if (!r.ok) throw new Error(r.message);
+        const id = /task (tk_[0-9a-f]+)/.exec(r.views.model.content)?.[1];
+        if (!id) throw new Error(`no task id in: ${r.views.model.content}`);
+        ids.push(id);
+      }),
+    );
+    while (worker.running > 0) await new Promise((r) => setTimeout(r, 100));
+    const wallMs = Date.now() - t0;
+    lag.disable();
+    clearInterval(rssTimer);
+    const scope = { principal: 'bench' };
+    const done = ids.map((id) => worker.get(scope, id)!);
+    const completed = done.filter((t) => t.status === 'completed').length;
+    const logsPersisted = ids.filter((id) => {
+      const text = (worker.store.logs(scope, id, { limit: 10_000 }) ?? []).map((c) => c.chunk).join('');
+      return text.split('\n').filter((l) => l.startsWith('line ')).length === 200;
+    }).length;
+    const lagP99Ms = lag.percentile(99) / 1e6;
+    const r: TasksResultBench = {
+      tasks: n,
+      completed,
+      logsPersisted,
+      wallMs,
+      lagP99Ms,
+      lagMaxMs: lag.max / 1e6,
+      idleLagP99Ms,
+      peakRssMiB: peakRss / 1048576,
+      baseRssMiB: baseRss / 1048576,
+      targetLagMs: 50,
+      targetRssMiB: 300,
+      pass: false,
+    };
+    r.pass = completed === n && logsPersisted === n && lagP99Ms < r.targetLagMs && r.peakRssMiB < r.targetRssMiB;
+    return r;
+  } finally {
+    await worker.close();
+    db.close();
+    await sup.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
