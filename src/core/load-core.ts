@@ -33,14 +33,14 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
   const agentResult = agentSource === null ? null : parseWith(AgentConfigSchema, agentSource);
   if (agentResult !== null && !agentResult.ok) issues.push(...agentResult.issues);
   const agent: AgentConfig | null = agentResult?.ok === true ? agentResult.data : null;
-  if (agent !== null && agentSource !== null) {
-    for (const p of secretsCrossCheck(agent)) issues.push(at(agentSource, p.path, p.message));
-  }
-
   const workspace = await resolveWorkspace(root, opts, agent, agentSource, issues);
   const modelScript = agent !== null && agentSource !== null ? await readModelScript(reader, agent, agentSource) : null;
   const tools = await loadAuthoredTools(reader);
   const mcp = await loadMcpDeclarations(reader, workspace);
+  if (agent !== null && agentSource !== null) {
+    // Authored tools may take bindings too: their handler reads them from ctx.secrets.
+    for (const p of secretsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));
+  }
 
   if (issues.length > 0 || agent === null || workspace === null) {
     throw new CoreLoadError(root, issues.length > 0 ? issues : [{ file: AGENT_FILE, field: '', message: 'could not be validated; see the issues above' }]);

@@ -242,14 +242,15 @@ export interface SecretsCrossCheckInput {
 }
 
 /** Problems as (field path, message); load-core positions them in agent.yaml. */
-export function secretsCrossCheck(agent: SecretsCrossCheckInput): { path: (string | number)[]; message: string }[] {
+export function secretsCrossCheck(agent: SecretsCrossCheckInput, authoredTools: readonly string[] = []): { path: (string | number)[]; message: string }[] {
   const out: { path: (string | number)[]; message: string }[] = [];
+  const allowed = [...TOOLS_WITH_SECRET_BINDINGS, ...authoredTools];
   const declared = Object.keys(agent.secrets ?? {});
   for (const [tool, override] of Object.entries(agent.tools)) {
     const bindings = override.secrets;
     if (bindings === undefined) continue;
-    if (!TOOLS_WITH_SECRET_BINDINGS.includes(tool)) {
-      out.push({ path: ['tools', tool, 'secrets'], message: `tool '${tool}' cannot take secret bindings (only: ${TOOLS_WITH_SECRET_BINDINGS.join(', ')}); remove it, or bind the secret under tools.terminal.secrets` });
+    if (!allowed.includes(tool)) {
+      out.push({ path: ['tools', tool, 'secrets'], message: `tool '${tool}' cannot take secret bindings (only: ${allowed.join(', ')}: the terminal and this core's authored tools); remove it, or bind the secret under tools.terminal.secrets` });
       continue;
     }
     const targets = new Map<string, number>();

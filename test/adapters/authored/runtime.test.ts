@@ -12,6 +12,7 @@ import { EffectRuntime } from '../../../src/effects/index.js';
 import { ApprovalBroker, NonInteractiveApprover } from '../../../src/policy/index.js';
 import { ProcessSupervisor, sandboxAvailability } from '../../../src/process/index.js';
 import { createServer, type AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import { openStore, SessionStore, type Database } from '../../../src/store/index.js';
 import { makeCore, removeTempCores } from '../../core/temp-core.js';
 import { FIXTURES, markedPids, tempDir } from '../../helpers/procs.js';
@@ -127,5 +128,54 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
       assert.match(err.message, /heap/);
       return true;
     });
+  });
+});
+
+describe('secrets bound to an authored tool', { skip: process.platform !== 'linux' && 'the hostile suite runs on Linux CI' }, () => {
+  const state = tempDir('authored-secrets-');
+  let sup: ProcessSupervisor;
+  let db: Database;
+  const handles: AuthoredToolsHandle[] = [];
+  before(() => {
+    sup = ProcessSupervisor.open({ stateDir: state.path });
+    db = openStore(join(state.path, 'supervisor.db'));
+  });
+  after(async () => {
+    for (const h of handles) await h.close();
+    db.close();
+    await sup.close();
+    state.remove();
+    removeTempCores();
+  });
+
+  test('reach ctx.secrets after approval, and the value never reaches a view', async () => {
+    const value = `authored-secret-${process.pid}-${Date.now()}`;
+    process.env.SV_AUTHORED_SECRET_SRC = value;
+    const dir = makeCore({
+      'agent.yaml': [
+        'name: t',
+        "grants: [tool.call:leaky, 'secret:API_KEY']",
+        'approval:\n  default: auto',
+        'secrets:\n  API_KEY: { env: SV_AUTHORED_SECRET_SRC }',
+        'tools:\n  leaky:\n    secrets:\n      - { secret: API_KEY, env: API_KEY, ttl: 1m }',
+      ].join('\n') + '\n',
+      'agent/tools/leaky/tool.yaml': 'name: leaky\ndescription: prints its secret\ninput_schema: { type: object }\ncapability: tool.call:leaky\napproval: auto\n',
+      'agent/tools/leaky/index.mjs':
+        "import { createHash } from 'node:crypto';\nexport async function handler(_i, ctx) {\n  const v = ctx.secrets.API_KEY;\n  return { sha: createHash('sha256').update(v).digest('hex'), raw: v, env: process.env.API_KEY ?? null };\n}\n",
+    });
+    const core = await loadCore(dir);
+    handles.push(attachAuthoredTools(sup, core));
+    const catalog = buildCatalog({ core, principal: PRINCIPAL });
+    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
+    const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
+    const out = await runtime.execute(runtime.request('leaky', {})!, { principal: PRINCIPAL, sessionId: session.id });
+    assert.equal(out.ok, true, JSON.stringify(out));
+    if (!out.ok) return;
+    const got = JSON.parse(out.views.model.content) as { sha: string; raw: string; env: string | null };
+    assert.equal(got.sha, createHash('sha256').update(value).digest('hex'), 'the handler received the bound value');
+    assert.equal(got.env, null, 'the binding is not put into the host environment');
+    assert.notEqual(got.raw, value);
+    for (const [name, view] of Object.entries(out.views)) assert.ok(!JSON.stringify(view).includes(value), `the ${name} view leaks the secret`);
+    delete process.env.SV_AUTHORED_SECRET_SRC;
   });
 });
