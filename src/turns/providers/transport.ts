@@ -163,9 +163,10 @@ export class ProviderTransport {
   serverMessage(text: string): string {
     let msg = text;
     try {
-      const j = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+      const j = JSON.parse(text) as { error?: { message?: unknown; type?: unknown } | string; message?: unknown };
       const m = typeof j.error === 'string' ? j.error : (j.error?.message ?? j.message);
-      if (typeof m === 'string') msg = m;
+      const type = typeof j.error === 'object' && typeof j.error?.type === 'string' ? `${j.error.type}: ` : '';
+      if (typeof m === 'string') msg = type + m;
     } catch {
       // not JSON: the text itself
     }
