@@ -1,8 +1,11 @@
 // `supervisor run <core>`: one session of the core's agent through the turn loop, every tool call
-// through EffectRuntime, offline and deterministic with the scripted provider.
+// through EffectRuntime; offline and deterministic with the scripted provider, or against a real
+// model (OpenAI-compatible or Anthropic).
 import { resolve } from 'node:path';
 import type { EffectOutcome } from '../effects/index.js';
-import { runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnEvent } from '../turns/index.js';
+import { redactText, RedactionPatterns, StreamRedactor } from '../redaction/index.js';
+import { SecretStore } from '../secrets/index.js';
+import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnEvent } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -26,12 +29,16 @@ Options:
   --json            one JSON event per line instead of the readable log
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)
 
-Providers: "scripted" replays the core's script file; its user: items are the session's later
-user turns, each run in the same session with the conversation so far. The OpenAI-compatible and Anthropic
-providers are not implemented yet and say so.
+Providers (agent.yaml model.provider): "scripted" replays the core's script file; its user: items
+are the session's later user turns, each run in the same session with the conversation so far.
+"openai-compatible" (OpenAI or a local server's /v1) and "anthropic" stream the model's text as it
+arrives (text_delta events with --json); one --prompt turn per run. The API key comes from the
+core's secrets (model.api_key: { secret: NAME }) and is removed from everything printed.
 Exit status: 0 the session completed (refused tool calls are reported to the model and in the
 log, not as a failure of the session); 1 it hit its iteration limit (limit_hit); 2 usage or core
-errors; 3 the core's provider is not implemented; 130 cancelled.
+errors, a model section the provider cannot use (options, key secret); 3 the model provider
+failed (key refused, still unavailable after retries, broken or truncated stream: the message
+names the provider, the host and the fix); 130 cancelled.
 `;
 
 export async function runRun(argv: string[]): Promise<number> {
@@ -57,21 +64,36 @@ export async function runRun(argv: string[]): Promise<number> {
   );
   const model = s.core.agent.model;
   let provider: ModelProvider;
-  if (model?.provider === 'scripted' && s.core.modelScript) {
-    provider = new ScriptedProvider(s.core.modelScript as never);
-  } else {
+  // The provider key's value (once read) is removed from everything this command prints.
+  const secrets = SecretStore.fromCore(s.core);
+  try {
+    if (model?.provider === 'scripted' && s.core.modelScript) provider = new ScriptedProvider(s.core.modelScript as never);
+    else if (model?.provider === 'openai-compatible' || model?.provider === 'anthropic') provider = await createRemoteProvider(model, { secrets });
+    else throw new UsageError(`the core ${s.core.dir} has no model: section; add one to agent.yaml (see docs/core-format.md, Model)`);
+  } catch (err) {
     await s.close('failed');
-    process.stderr.write(
-      `supervisor run: the core's model provider "${model?.provider ?? '(none)'}" is not implemented yet; use provider: scripted with a script file (see docs/core-format.md)\n`,
-    );
-    return 3;
+    if (err instanceof ProviderError) {
+      process.stderr.write(`supervisor run: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
   }
+  const out = printer(RedactionPatterns.compile(secrets.knownValues()));
   const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
-  const line = (e: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(e) + '\n');
-  const onEvent = (e: TurnEvent): void => void (json ? line(jsonEvent(e)) : process.stdout.write(describe(e)));
+  const line = (e: Record<string, unknown>): void => out.line(JSON.stringify(e));
+  // Streamed text is shown as it arrives; the model turn's event then only ends the line.
+  let streaming = 0;
+  const readable = (e: TurnEvent): string => {
+    if (e.type === 'assistant') streaming = 0;
+    if (e.type !== 'text_delta') return describe(e);
+    const head = streaming === e.iteration ? '' : '\nassistant: ';
+    streaming = e.iteration;
+    return head + e.text;
+  };
+  const onEvent = (e: TurnEvent): void => void (json ? line(jsonEvent(e)) : out.text(readable(e)));
   if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id });
-  else process.stdout.write(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools\n`);
+  else out.text(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools\n`);
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
   // The scripted provider also plays the user: its `user:` items are the session's later turns.
   const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
@@ -84,7 +106,7 @@ export async function runRun(argv: string[]): Promise<number> {
     while (prompt !== null) {
       total.turns++;
       if (json) line({ type: 'user', turn: total.turns, text: prompt });
-      else process.stdout.write(`\nuser: ${prompt}\n`);
+      else out.text(`\nuser: ${prompt}\n`);
       const turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;
       let result;
       try {
@@ -117,16 +139,41 @@ export async function runRun(argv: string[]): Promise<number> {
     const effects = { ok: total.ok, failed: total.failed };
     if (json) line({ type: 'end', outcome, turns: total.turns, iterations: total.iterations, effects, session: s.sessionId });
     else {
-      process.stdout.write(
+      out.text(
         `\n${outcome} after ${total.turns} user turn(s), ${total.iterations} model turn(s): ${total.ok} tool call(s) ran, ${total.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}\n`,
       );
     }
     if (outcome === 'cancelled') return 130;
     return outcome === 'completed' ? 0 : 1;
+  } catch (err) {
+    if (!(err instanceof ProviderError)) throw err;
+    if (json) line({ type: 'error', error: err.toJSON() });
+    out.end();
+    process.stderr.write(`supervisor run: ${err.message}\n`);
+    return 3;
   } finally {
+    out.end();
     shutdown.dispose();
+    await provider.close?.();
     await s.close(status);
   }
+}
+
+/** stdout with the provider key removed: readable text through one stream redactor (a key split
+ *  across two writes is still caught), JSON lines one by one. */
+function printer(patterns: RedactionPatterns): { text(s: string): void; line(s: string): void; end(): void } {
+  const stream = new StreamRedactor(patterns);
+  let ended = false;
+  return {
+    text: (s) => void process.stdout.write(stream.push(Buffer.from(s, 'utf8'))),
+    line: (s) => void process.stdout.write(`${redactText(s, patterns)}\n`),
+    end() {
+      if (ended) return;
+      ended = true;
+      const tail = stream.flush();
+      if (tail.length > 0) process.stdout.write(tail);
+    },
+  };
 }
 
 /** The JSON line for an event: results carry the operator view, never raw output. */
@@ -138,7 +185,10 @@ function jsonEvent(e: TurnEvent): Record<string, unknown> {
 
 function describe(e: TurnEvent): string {
   switch (e.type) {
+    case 'text_delta':
+      return e.text;
     case 'assistant':
+      if (e.streamed) return '\n';
       return e.text ? `\nassistant: ${e.text}\n` : '';
     case 'tool_call':
       return `→ ${e.name} ${JSON.stringify(e.arguments)}\n`;

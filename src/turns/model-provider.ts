@@ -22,7 +22,15 @@ export type HistoryItem =
   | { role: 'assistant'; content: string | null; toolCalls: ModelToolCall[] }
   | { role: 'tool'; callId: string; name: string; ok: boolean; content: string };
 
+/** Live progress of one model turn; the finished ModelTurn is still the only thing acted on. */
+export interface ModelStream {
+  /** A piece of the assistant's text, in order, as the provider receives it. */
+  onText?(delta: string): void;
+}
+
 export interface ModelProvider {
   readonly name: string;
-  next(history: readonly HistoryItem[], tools: readonly ToolDefinition[], signal?: AbortSignal): Promise<ModelTurn>;
+  next(history: readonly HistoryItem[], tools: readonly ToolDefinition[], signal?: AbortSignal, stream?: ModelStream): Promise<ModelTurn>;
+  /** Releases connections the provider holds; the provider is unusable afterwards. */
+  close?(): Promise<void>;
 }

@@ -5,7 +5,8 @@ import type { EffectOutcome, EffectRuntime } from '../effects/index.js';
 import type { HistoryItem, ModelProvider, ModelToolCall } from './model-provider.js';
 
 export type TurnEvent =
-  | { type: 'assistant'; iteration: number; text: string | null; toolCalls: number }
+  | { type: 'text_delta'; iteration: number; text: string }
+  | { type: 'assistant'; iteration: number; text: string | null; toolCalls: number; streamed: boolean }
   | { type: 'tool_call'; iteration: number; callId: string; name: string; arguments: unknown }
   | { type: 'tool_result'; iteration: number; outcome: EffectOutcome }
   | { type: 'unknown_tool'; iteration: number; callId: string; name: string }
@@ -49,9 +50,18 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
   const effects = { ok: 0, failed: 0 };
   for (let iteration = 1; iteration <= o.maxIterations; iteration++) {
     if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration - 1, effects };
-    const turn = await o.provider.next(history, tools, o.signal);
+    let streamed = false;
+    const stream = { onText: (text: string) => ((streamed = true), o.onEvent?.({ type: 'text_delta', iteration, text })) };
+    let turn;
+    try {
+      turn = await o.provider.next(history, tools, o.signal, stream);
+    } catch (err) {
+      // A request the turn's own signal aborted is a cancelled turn, not a failed provider.
+      if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration, effects };
+      throw err;
+    }
     push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
-    o.onEvent?.({ type: 'assistant', iteration, text: turn.text, toolCalls: turn.toolCalls.length });
+    o.onEvent?.({ type: 'assistant', iteration, text: turn.text, toolCalls: turn.toolCalls.length, streamed });
     if (turn.toolCalls.length === 0) {
       const text = turn.text ?? '';
       o.onEvent?.({ type: 'final', iteration, text });

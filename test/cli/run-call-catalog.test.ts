@@ -108,11 +108,11 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.ok(lines(r.stdout).some((e) => e.type === 'unknown_tool' && e.name === 'rm_rf'));
   });
 
-  test('a provider that is not implemented says so and exits 3; a broken core names its file', () => {
-    const core = makeCore({ 'agent.yaml': 'name: t\nmodel:\n  provider: anthropic\n  model: claude\n' });
+  test('a model section the provider cannot use exits 2 before any request; a broken core names its file', () => {
+    const core = makeCore({ 'agent.yaml': 'name: t\nmodel:\n  provider: anthropic\n  model: claude\n  api_key: { secret: NOPE }\n' });
     const r = cli('run', core, '--state-dir', state());
-    assert.equal(r.status, 3);
-    assert.match(r.stderr, /"anthropic" is not implemented yet/);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /provider\.config: anthropic at api\.anthropic\.com: model\.api_key: secret NOPE is not declared/);
     const bad = makeCore({ 'agent.yaml': 'name: t\ntoolsets: [terminal]\nbogus: 1\n' });
     const b = cli('run', bad, '--state-dir', state());
     assert.equal(b.status, 2);
