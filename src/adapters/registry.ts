@@ -3,6 +3,7 @@ import type { EffectAdapter } from './adapter-types.js';
 import { terminalAdapter } from './builtin/terminal-adapter.js';
 import { toolsListAdapter } from './builtin/tools-list-adapter.js';
 import { webExtractAdapter } from './builtin/web-extract-adapter.js';
+import { mcpCallAdapter } from './mcp/call-adapter.js';
 import { unavailableAdapter } from './unavailable-adapter.js';
 
 export function adapterFor(adapterKey: string): EffectAdapter | undefined {
@@ -10,6 +11,6 @@ export function adapterFor(adapterKey: string): EffectAdapter | undefined {
   if (adapterKey === 'builtin.tools_list') return toolsListAdapter;
   if (adapterKey === 'builtin.web_extract') return webExtractAdapter;
   if (adapterKey.startsWith('authored:')) return unavailableAdapter('the authored-tool adapter (out-of-process tool hosts)');
-  if (adapterKey.startsWith('mcp:')) return unavailableAdapter('the MCP call adapter');
+  if (adapterKey.startsWith('mcp:')) return mcpCallAdapter;
   return undefined;
 }

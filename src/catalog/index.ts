@@ -3,6 +3,7 @@ export {
   catalogIdentity,
   CatalogBuildError,
   IMPLICIT_GRANT,
+  mcpAdapterKey,
   ResolvedEffectCatalog,
   type BuildCatalogInput,
   type CatalogEntry,

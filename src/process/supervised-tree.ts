@@ -62,6 +62,7 @@ export class LiveTree implements SupervisedTree {
   readonly startedAt: number;
   readonly done: Promise<TreeOutcome>;
   readonly stdin: NodeJS.WritableStream | null;
+  readonly stdout: NodeJS.ReadableStream | null;
 
   private readonly child: ChildProcess;
   private readonly identity: TreeIdentity;
@@ -193,6 +194,8 @@ export class LiveTree implements SupervisedTree {
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
     }
     this.stdin = child.stdin ?? null;
+    const rawStdout = opts.stdout === 'raw';
+    this.stdout = rawStdout ? child.stdout : null;
 
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -201,7 +204,8 @@ export class LiveTree implements SupervisedTree {
       });
     });
     this.pipesClosed = Promise.all([
-      this.drain(child.stdout!, this.captures.stdout),
+      // A raw stdout belongs to the caller; its close still bounds the drain after exit.
+      rawStdout ? closed(child.stdout!) : this.drain(child.stdout!, this.captures.stdout),
       this.drain(child.stderr!, this.captures.stderr),
     ]).then(() => undefined);
 
@@ -355,6 +359,13 @@ export class LiveTree implements SupervisedTree {
     this.ctx.settled(this);
     return outcome;
   }
+}
+
+function closed(stream: NodeJS.ReadableStream): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('close', () => resolve());
+    stream.once('error', () => resolve());
+  });
 }
 
 function createArtifactsOrThrow(stateDir: string, spawnId: string): ArtifactDescriptor {

@@ -69,6 +69,12 @@ export interface SpawnTreeOptions {
   /** Exact values removed from tails and artifacts, across chunk boundaries. */
   redact?: readonly string[];
   stdin?: 'ignore' | 'inherit' | 'pipe';
+  /**
+   * 'capture' (default): stdout is drained into the redactor, the tail and the artifact.
+   * 'raw': the caller reads `tree.stdout` itself (a protocol channel such as MCP stdio); nothing of
+   * it is captured, so the summary's stdout stays empty. stderr is captured either way.
+   */
+  stdout?: 'capture' | 'raw';
   /** Write artifacts (default true). */
   artifacts?: boolean;
   /** Live copy of the redacted streams (for a terminal). */
@@ -93,4 +99,6 @@ export interface SupervisedTree {
   stop(reason?: 'cancelled' | 'timeout'): Promise<TreeOutcome>;
   /** Pipe to the child's stdin when `stdin: 'pipe'`. */
   readonly stdin: NodeJS.WritableStream | null;
+  /** The child's stdout when `stdout: 'raw'` (else null: it is captured). */
+  readonly stdout?: NodeJS.ReadableStream | null;
 }
