@@ -3,6 +3,7 @@ export {
   catalogIdentity,
   CatalogBuildError,
   IMPLICIT_GRANT,
+  identityInputFor,
   mcpAdapterKey,
   ResolvedEffectCatalog,
   type BuildCatalogInput,
