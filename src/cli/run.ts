@@ -45,6 +45,7 @@ export async function runRun(argv: string[]): Promise<number> {
   const timeout = f.value.get('timeout');
   const deadlineMs = timeout === undefined ? undefined : parseDuration('--timeout', timeout);
   const json = f.bool.has('json');
+  const line = (e: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(e) + '\n');
   const s = await openCoreSession(
     {
       coreDir,
@@ -52,6 +53,9 @@ export async function runRun(argv: string[]): Promise<number> {
       approve: f.multi.get('approve') ?? [],
       deny: f.multi.get('deny') ?? [],
       interactive: !json,
+      // Progress is for the operator only; the model sees the final result.
+      onProgress: (p) =>
+        json ? line({ type: 'progress', ...p }) : void process.stdout.write(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}\n`),
     },
     'run',
   );
@@ -68,10 +72,14 @@ export async function runRun(argv: string[]): Promise<number> {
   }
   const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
-  const line = (e: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(e) + '\n');
   const onEvent = (e: TurnEvent): void => void (json ? line(jsonEvent(e)) : process.stdout.write(describe(e)));
   if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id });
   else process.stdout.write(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools\n`);
+  // What MCP discovery did before the model runs: each declared server, connected or why not.
+  for (const m of s.mcp?.servers ?? []) {
+    if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, ...(m.message ? { message: m.message } : {}) });
+    else process.stdout.write(`mcp ${m.server}: ${m.state === 'connected' ? `connected, ${m.tools} tool(s)${m.approval ? ` (connect ${m.approval})` : ''}` : `${m.state} (${m.code}): ${m.message}`}\n`);
+  }
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
   // The scripted provider also plays the user: its `user:` items are the session's later turns.
   const scriptedUser = provider instanceof ScriptedProvider ? provider : null;

@@ -24,20 +24,30 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     removeTempCores();
   });
 
-  test('run replays the example session: two user turns, four read-only terminal calls approved by policy, an intact audit chain', () => {
+  test('run replays the example session: three user turns, four read-only terminal calls approved by policy, the memory MCP server, an intact audit chain', () => {
     const dir = state();
     const r = cli('run', EXAMPLE, '--json', '--state-dir', dir);
     assert.equal(r.status, 0, r.stderr);
     const ev = lines(r.stdout);
     assert.equal(ev[0].type, 'session');
-    assert.deepEqual(ev.filter((e) => e.type === 'user').map((e) => e.turn), [1, 2], 'the script plays two user turns');
+    assert.deepEqual(ev.filter((e) => e.type === 'user').map((e) => e.turn), [1, 2, 3], 'the script plays three user turns');
     const results = ev.filter((e) => e.type === 'tool_result');
-    assert.equal(results.length, 4);
-    assert.ok(results.every((e) => e.ok && !e.isError && e.view.approval.source === 'policy'), 'auto_approve: [read-only]');
-    assert.match(results[0].view.output, /hello/);
-    assert.match(results[3].view.output, /agent\.yaml/, 'the second user turn ran wc on the workspace');
+    assert.equal(results.length, 6);
+    const terminal = results.filter((e) => e.tool === 'terminal');
+    assert.equal(terminal.length, 4);
+    assert.ok(terminal.every((e) => e.ok && !e.isError && e.view.approval.source === 'policy'), 'auto_approve: [read-only]');
+    assert.match(terminal[0].view.output, /hello/);
+    assert.match(terminal[3].view.output, /agent\.yaml/, 'the second user turn ran wc on the workspace');
+    // The third user turn: discovery connected memory before the model ran; create_entities asks
+    // (denied without a terminal), read_graph is auto and answers from the real server.
+    const server = ev.find((e) => e.type === 'mcp_server');
+    assert.deepEqual([server.server, server.state, server.approval], ['memory', 'connected', 'approved by policy']);
+    const [create, read] = results.filter((e) => e.tool.startsWith('memory_'));
+    assert.deepEqual([create.tool, create.ok, create.code, create.step], ['memory_create_entities', false, 'APPROVAL_DENIED', 5]);
+    assert.deepEqual([read.tool, read.ok, read.isError], ['memory_read_graph', true, false]);
+    assert.match(read.view.output, /"entities"/);
     const end = ev.at(-1);
-    assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok], ['end', 'completed', 2, 4]);
+    assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok, end.effects.failed], ['end', 'completed', 3, 5, 1]);
     const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
@@ -71,13 +81,13 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     const r = cli('run', EXAMPLE, '--json', '--prompt', 'just say hello', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
     const users = lines(r.stdout).filter((e) => e.type === 'user');
-    assert.deepEqual(users.map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?']);
+    assert.deepEqual(users.slice(0, 2).map((e) => e.text), ['just say hello', 'How many lines does the agent\'s configuration have?']);
   });
 
   test('--deny wins even over an automatic approval', () => {
     const r = cli('run', EXAMPLE, '--deny', 'terminal:uname *', '--json', '--state-dir', state());
     assert.equal(r.status, 0, r.stderr);
-    const results = lines(r.stdout).filter((e) => e.type === 'tool_result');
+    const results = lines(r.stdout).filter((e) => e.type === 'tool_result' && e.tool === 'terminal');
     assert.deepEqual(results.map((e) => e.ok), [true, true, false, true]);
     assert.equal(results[2].code, 'APPROVAL_DENIED');
   });
@@ -116,6 +126,18 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.match(b.stderr, /agent\.yaml.*bogus/);
   });
 
+  test('call reaches an MCP tool of the example core: the memory server is started, asked and stopped', () => {
+    const dir = state();
+    const r = cli('call', EXAMPLE, 'memory_search_nodes', '--args', '{"query":"nothing-here"}', '--json', '--state-dir', dir);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.deepEqual([out.ok, out.isError], [true, false]);
+    assert.match(out.view.output, /"entities"/);
+    const denied = cli('call', EXAMPLE, 'memory_read_graph', '--deny', 'capability:mcp.connect:memory', '--state-dir', dir);
+    assert.equal(denied.status, 2, 'without its connect approval the server is not started, so its tools are not in the catalog');
+    assert.match(denied.stderr, /no tool "memory_read_graph"/);
+  });
+
   test('call runs one effect through the pipeline; --deny wins; bad arguments are usage errors', () => {
     const dir = state();
     const ok = cli('call', EXAMPLE, 'terminal', '--args', '{"command":"echo via-call"}', '--approve', 'terminal', '--state-dir', dir);
@@ -143,9 +165,9 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.deepEqual(
       c.tools.map((t: any) => [t.name, t.source, t.capability, t.approval, t.granted]),
       [
-        ['tools_list', 'builtin', 'catalog.read', 'prompt', true],
+        ['tools_list', 'builtin', 'catalog.read', 'auto', true],
         ['terminal', 'builtin', 'terminal.exec', 'prompt', true],
-        ['word_count', 'authored', 'tool.call:word_count', 'prompt', false],
+        ['word_count', 'authored', 'tool.call:word_count', 'auto', false],
       ],
     );
   });
