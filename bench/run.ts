@@ -12,16 +12,17 @@ import { BenchContext, progress } from './common.js';
 import { runDrain, type DrainResult } from './drain.js';
 import { runEffect, type EffectResultBench } from './effect.js';
 import { runKill, type KillResult } from './kill.js';
+import { runMcp, type McpBenchResult } from './mcp.js';
 import { runRedact, type RedactResult } from './redact.js';
 import { sweep } from './procs.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'mcp';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'mcp'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|mcp] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -176,6 +177,21 @@ function effectTable(r: EffectResultBench): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function mcpTable(r: McpBenchResult): string {
+  const c = r.call;
+  const d = r.discovery;
+  const rows = [
+    ['measure', 'median', 'p90', 'baseline median', 'p90', 'ratio', 'target', 'verdict'],
+    ['echo call: supervisor (8 steps + audit) vs bare SDK client', fmtMs(c.supervisor.median), fmtMs(c.supervisor.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.ratio), `<= ${c.target.toFixed(2)}x`, verdict(c.pass)],
+    ['echo call: host path only (our transport + client, no effect pipeline)', fmtMs(c.hostPath.median), fmtMs(c.hostPath.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.hostRatio), '(info)', ''],
+  ];
+  return [
+    table(rows),
+    `${c.trials} interleaved calls after warm-up, each to its own server process of the same fixture.`,
+    `discovery: ${d.servers} servers (${d.hanging} hang on initialize), connect timeout ${d.connectTimeoutMs} ms: catalog ready after ${fmtMs(d.readyMs)} (target <= ${d.targetMs} ms); ${d.connected} connected, ${d.timedOut} timed out; highest concurrency ${d.highestConcurrency} (limit ${d.limit}) ${verdict(d.pass)}`,
+  ].join('\n');
+}
+
 function redactTable(r: RedactResult): string {
   const mbs = (x: number): string => `${x.toFixed(1)} MB/s`;
   const rows = [
@@ -208,7 +224,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; mcp?: McpBenchResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -230,6 +246,9 @@ async function main(): Promise<number> {
         } else if (name === 'effect') {
           out.effect = await runEffect(ctx);
           text.push(`\n== effect: a no-op builtin through all eight steps with durable events  [target: >= 5,000 effects/s] ${verdict(out.effect.pass)}\n${effectTable(out.effect)}`);
+        } else if (name === 'mcp') {
+          out.mcp = await runMcp(ctx);
+          text.push(`\n== mcp: a tools/call through the supervisor vs a bare SDK client; discovery of 12 servers, 3 hanging ${verdict(out.mcp.pass)}\n${mcpTable(out.mcp)}`);
         } else if (name === 'redact') {
           out.redact = await runRedact(ctx);
           text.push(`\n== redact: 50 secrets with their encoded forms over ${out.redact.bytes / 1024 / 1024} MiB  [target: >= ${out.redact.target} MB/s] ${verdict(out.redact.pass)}\n${redactTable(out.redact)}`);
@@ -265,7 +284,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.mcp].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 
