@@ -190,7 +190,9 @@ export class McpConnection {
   private connectError(err: unknown, timedOut: boolean, timeoutMs: number): McpError {
     if (err instanceof McpError && err.code !== 'MCP_SERVER_CLOSED') return err;
     if (timedOut || (err instanceof SdkError && err.code === ErrorCode.RequestTimeout)) {
-      return new McpError('MCP_CONNECT_TIMEOUT', this.server, `MCP server ${this.server} did not finish initialize and tools/list within ${timeoutMs} ms (connect_timeout_seconds in ${this.declaration.source.file}); it was closed`, { cause: err });
+      // The declared bound, not the time left of it (a slot wait may have used part): what the user sets.
+      const declared = this.declaration.connect_timeout_seconds * 1000;
+      return new McpError('MCP_CONNECT_TIMEOUT', this.server, `MCP server ${this.server} did not finish initialize and tools/list within its connect timeout of ${declared} ms (connect_timeout_seconds in ${this.declaration.source.file}; ${timeoutMs} ms were left after waiting for a slot); it was closed`, { cause: err });
     }
     const stderr = this.transport.stderr.trim().split('\n').slice(-3).join(' | ');
     const failure = this.transport.failure?.message ?? clip((err as Error)?.message ?? String(err));

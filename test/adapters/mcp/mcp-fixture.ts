@@ -30,8 +30,8 @@ export function declaration(name: string, args: string[], extra = ''): string {
   ].join('\n') + '\n';
 }
 
-export function fixtureDecl(name: string, mode: string, opts: { marker?: string; connectTimeout?: number; extra?: string; pages?: number } = {}): string {
-  const args = [FIXTURE_SERVER, mode, ...(opts.marker ? ['--marker', opts.marker] : []), ...(opts.pages ? ['--pages', String(opts.pages)] : [])];
+export function fixtureDecl(name: string, mode: string, opts: { marker?: string; connectTimeout?: number; extra?: string; pages?: number; args?: string[] } = {}): string {
+  const args = [FIXTURE_SERVER, mode, ...(opts.marker ? ['--marker', opts.marker] : []), ...(opts.pages ? ['--pages', String(opts.pages)] : []), ...(opts.args ?? [])];
   const lines = [`connect_timeout_seconds: ${opts.connectTimeout ?? 10}`, 'approval:', '  connect: auto', '  call: auto', opts.extra ?? ''];
   return declaration(name, args, lines.join('\n'));
 }
