@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -13,17 +13,18 @@ import { BenchContext, progress } from './common.js';
 import { runDrain, type DrainResult } from './drain.js';
 import { runEffect, type EffectResultBench } from './effect.js';
 import { runKill, type KillResult } from './kill.js';
+import { runMcp, type McpBenchResult } from './mcp.js';
 import { runRedact, type RedactResult } from './redact.js';
 import { sweep } from './procs.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { runTasks, type TasksResultBench } from './tasks.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -209,6 +210,21 @@ function authoredTable(r: AuthoredResultBench): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function mcpTable(r: McpBenchResult): string {
+  const c = r.call;
+  const d = r.discovery;
+  const rows = [
+    ['measure', 'median', 'p90', 'baseline median', 'p90', 'ratio', 'target', 'verdict'],
+    ['echo call: supervisor (8 steps + audit) vs bare SDK client', fmtMs(c.supervisor.median), fmtMs(c.supervisor.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.ratio), `<= ${c.target.toFixed(2)}x`, verdict(c.pass)],
+    ['echo call: host path only (our transport + client, no effect pipeline)', fmtMs(c.hostPath.median), fmtMs(c.hostPath.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.hostRatio), '(info)', ''],
+  ];
+  return [
+    table(rows),
+    `${c.trials} interleaved calls after warm-up, each to its own server process of the same fixture.`,
+    `discovery: ${d.servers} servers (${d.hanging} hang on initialize), connect timeout ${d.connectTimeoutMs} ms: catalog ready after ${fmtMs(d.readyMs)} (target <= ${d.targetMs} ms); ${d.connected} connected, ${d.timedOut} timed out; highest concurrency ${d.highestConcurrency} (limit ${d.limit}) ${verdict(d.pass)}`,
+  ].join('\n');
+}
+
 function redactTable(r: RedactResult): string {
   const mbs = (x: number): string => `${x.toFixed(1)} MB/s`;
   const rows = [
@@ -241,7 +257,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -269,6 +285,9 @@ async function main(): Promise<number> {
         } else if (name === 'authored') {
           out.authored = await runAuthored(ctx);
           text.push(`\n== authored: a no-op authored tool through the whole pipeline vs a bare framed echo  [target: p50 < 1 ms, <= 2x the floor] ${verdict(out.authored.pass)}\n${authoredTable(out.authored)}`);
+        } else if (name === 'mcp') {
+          out.mcp = await runMcp(ctx);
+          text.push(`\n== mcp: a tools/call through the supervisor vs a bare SDK client; discovery of 12 servers, 3 hanging ${verdict(out.mcp.pass)}\n${mcpTable(out.mcp)}`);
         } else if (name === 'redact') {
           out.redact = await runRedact(ctx);
           text.push(`\n== redact: 50 secrets with their encoded forms over ${out.redact.bytes / 1024 / 1024} MiB  [target: >= ${out.redact.target} MB/s] ${verdict(out.redact.pass)}\n${redactTable(out.redact)}`);
@@ -304,7 +323,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 

@@ -73,6 +73,8 @@ export interface InvokeEnv extends AdapterEnv {
   readonly redact: readonly string[];
   /** Adds this effect's bound secrets to a child environment; usable once, only before the deadline. */
   readonly secretEnv?: (base: Record<string, string>) => Record<string, string>;
+  /** Progress of a long effect (MCP notifications/progress), for the operator view; never the model's. */
+  readonly onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
 }
 
 export interface EffectAdapter {

@@ -3,6 +3,8 @@ export {
   catalogIdentity,
   CatalogBuildError,
   IMPLICIT_GRANT,
+  identityInputFor,
+  mcpAdapterKey,
   ResolvedEffectCatalog,
   type BuildCatalogInput,
   type CatalogEntry,

@@ -28,14 +28,27 @@ export interface CatalogEntry {
   readonly provenance: string;
 }
 
-/** A tool an MCP server listed, already filtered and named (the MCP host issue fills this in). */
+/** A tool an MCP server listed, already filtered and named by the MCP host's discovery. */
 export interface DiscoveredMcpTool {
   server: string;
+  /** The model-facing name (`<server>_<tool>`, normalized, at most 64 characters). */
   name: string;
+  /** The tool's name as the server reported it (what tools/call sends). */
+  serverTool: string;
+  /** The open connection the tool was discovered on: the entry is bound to it, not to the name. */
+  connection: string;
   description: string;
   inputSchema: Readonly<Record<string, unknown>>;
   declarationFile: string;
+  /** The declaration's call policy, or its per-tool override. */
   approval: ApprovalPolicy;
+  /** The declaration's risk (default medium). */
+  risk?: 'low' | 'medium' | 'high';
+}
+
+/** The adapter key of an MCP entry: server, connection and the server's own tool name. */
+export function mcpAdapterKey(server: string, connection: string, serverTool: string): string {
+  return `mcp:${server}/${connection}/${encodeURIComponent(serverTool)}`;
 }
 
 export interface CatalogIdentityInput {
@@ -43,7 +56,11 @@ export interface CatalogIdentityInput {
   capabilities: CapabilitySnapshot;
   coreRevision: string;
   workspace: string;
-  /** The effective connect policy: which MCP servers this principal may connect to, canonical. */
+  /**
+   * The effective connect policy, canonical: per declared MCP server its declaration fingerprint,
+   * whether it is connected (or denied, failed) and its manifest fingerprint. Any change is a new
+   * catalog, so a stale one (old tools, closed connection) is never reused.
+   */
   connectPolicy: string;
 }
 
@@ -182,11 +199,11 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
       name: m.name,
       description: m.description,
       source: 'mcp',
-      adapterKey: `mcp:${m.server}`,
+      adapterKey: mcpAdapterKey(m.server, m.connection, m.serverTool),
       inputSchema: m.inputSchema,
       capability: `mcp.call:${m.server}`,
       declared: m.approval,
-      risk: 'medium',
+      risk: m.risk ?? 'medium',
       provenance: `MCP server "${m.server}" (${m.declarationFile})`,
     });
   }

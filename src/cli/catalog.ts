@@ -7,7 +7,8 @@ export const CATALOG_HELP = `Usage: supervisor catalog <core> [--json]
 Loads the core (nothing of it is executed) and prints the catalog one turn would resolve: each
 tool's name, source (builtin, authored, mcp), capability, effective approval policy (the tool's
 own, made stricter by the core's global policy), risk and provenance, plus the core revision and
-the catalog identity. MCP tools appear once the MCP host discovers them.
+the catalog identity. MCP servers are not started here (discovery needs a session and its
+connect approvals): their tools appear in the catalogs of \`run\` and \`call\`.
 `;
 
 export async function runCatalog(argv: string[]): Promise<number> {

@@ -3,11 +3,13 @@
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { attachAuthoredTools } from '../adapters/authored/index.js';
-import { buildCatalog, type ResolvedEffectCatalog } from '../catalog/index.js';
+import { McpConnectionManager, type DiscoveryResult, type McpEnvResolver } from '../adapters/mcp/index.js';
+import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../core/index.js';
 import { EffectRuntime } from '../effects/index.js';
 import { ProcessSupervisor } from '../process/index.js';
-import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, TerminalApprover, type Approver } from '../policy/index.js';
+import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, TerminalApprover, type Approver, type CapabilitySnapshot } from '../policy/index.js';
+import { exactSecretGrants, SecretStore } from '../secrets/index.js';
 import { openStore, SessionStore, type Database } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';
 import { UsageError } from './usage.js';
@@ -20,6 +22,8 @@ export interface CoreSessionOptions {
   /** Ask on the terminal for `prompt` decisions no rule settles (only when stdin is a TTY). */
   interactive: boolean;
   runtime?: string;
+  /** Progress of running effects (MCP notifications/progress), for the operator's display. */
+  onProgress?: (p: { callId: string; tool: string; progress: number; total?: number; message?: string }) => void;
 }
 
 export interface CoreSession {
@@ -30,9 +34,33 @@ export interface CoreSession {
   runtime: EffectRuntime;
   sessions: SessionStore;
   tasks: RuntimeTaskWorker;
+  /** The session's one secret store: the runtime redacts every value it has resolved. */
+  secrets: SecretStore;
   sessionId: string;
   principal: string;
+  /** What MCP discovery found for this session's catalog (per server: connected, denied, failed). */
+  mcp: DiscoveryResult | null;
   close(status: 'completed' | 'failed' | 'cancelled'): Promise<void>;
+}
+
+/**
+ * Resolves an MCP declaration's { secret: NAME } env entries for the MCP host, after its connect
+ * approval: the exact grant secret:NAME is required (no wildcard grants a secret), then the value
+ * is read from the store (which remembers it, so every view of the session redacts it).
+ */
+export function mcpSecretResolver(store: SecretStore, capabilities: CapabilitySnapshot): McpEnvResolver {
+  const granted = exactSecretGrants(capabilities.grants);
+  return async (_server, secret) => {
+    if (!granted(`secret:${secret}`)) throw new Error(`secret ${secret} is not granted; add the exact grant 'secret:${secret}' (wildcards never grant a secret)`);
+    const value = await store.resolve(secret);
+    const bytes = value.bytes();
+    try {
+      return bytes.toString('utf8');
+    } finally {
+      bytes.fill(0);
+      value.wipe();
+    }
+  };
 }
 
 export function localPrincipal(): string {
@@ -60,7 +88,9 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   } catch (err) {
     throw new UsageError(`--approve/--deny: ${(err as Error).message}`);
   }
-  const { core, catalog, principal } = await loadCoreForCli(o.coreDir, command);
+  const loaded = await loadCoreForCli(o.coreDir, command);
+  const { core, principal } = loaded;
+  let catalog = loaded.catalog;
   const fallback: Approver =
     o.interactive && process.stdin.isTTY ? new TerminalApprover({ input: process.stdin, output: process.stderr }) : new NonInteractiveApprover();
   const supervisor = ProcessSupervisor.open({ stateDir: o.stateDir });
@@ -72,7 +102,28 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   RuntimeTaskWorker.recover(db);
   const tasks = new RuntimeTaskWorker({ supervisor, db });
   const session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime });
-  const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new RuleApprover(rules, fallback) }), supervisor, db, tasks });
+  const broker = new ApprovalBroker({ approver: new RuleApprover(rules, fallback) });
+  // One store for the session: MCP env secrets it resolves are redacted from every effect's views.
+  const secrets = SecretStore.fromCore(core);
+  const mcpHost = new McpConnectionManager({ supervisor });
+  let mcp: DiscoveryResult | null = null;
+  try {
+    if (core.mcp.length > 0) {
+      // Discovery before the model runs: gated per server by mcp.connect:<server> and its approval.
+      const capabilities = identityInputFor({ core, principal }).capabilities;
+      mcp = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
+      catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
+    }
+  } catch (err) {
+    await mcpHost.close();
+    await tasks.close();
+    sessions.endSession({ principal }, session.id, 'failed');
+    db.close();
+    await authored.close();
+    await supervisor.close();
+    throw err;
+  }
+  const runtime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
   return {
     core,
     catalog,
@@ -81,8 +132,10 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     runtime,
     sessions,
     tasks,
+    secrets,
     sessionId: session.id,
     principal,
+    mcp,
     async close(status) {
       try {
         // Background tasks end with the run that owns them: killed and marked interrupted.
@@ -90,6 +143,8 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
         sessions.endSession({ principal }, session.id, status);
       } finally {
         db.close();
+        // The session's MCP servers first (whole trees), then whatever else is still running.
+        await mcpHost.close();
         await authored.close();
         await supervisor.close();
       }

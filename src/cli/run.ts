@@ -2,9 +2,8 @@
 // through EffectRuntime; offline and deterministic with the scripted provider, or against a real
 // model (OpenAI-compatible or Anthropic).
 import { resolve } from 'node:path';
-import type { EffectOutcome } from '../effects/index.js';
+import { redactDeep, textRedactor, type EffectOutcome } from '../effects/index.js';
 import { redactText, RedactionPatterns, StreamRedactor } from '../redaction/index.js';
-import { SecretStore } from '../secrets/index.js';
 import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnEvent } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
@@ -52,6 +51,8 @@ export async function runRun(argv: string[]): Promise<number> {
   const timeout = f.value.get('timeout');
   const deadlineMs = timeout === undefined ? undefined : parseDuration('--timeout', timeout);
   const json = f.bool.has('json');
+  // Before the printer exists (discovery runs inside openCoreSession); progress text is redacted by the runtime.
+  const early = (e: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(e) + '\n');
   const s = await openCoreSession(
     {
       coreDir,
@@ -59,13 +60,17 @@ export async function runRun(argv: string[]): Promise<number> {
       approve: f.multi.get('approve') ?? [],
       deny: f.multi.get('deny') ?? [],
       interactive: !json,
+      // Progress is for the operator only; the model sees the final result.
+      onProgress: (p) =>
+        json ? early({ type: 'progress', ...p }) : void process.stdout.write(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}\n`),
     },
     'run',
   );
   const model = s.core.agent.model;
   let provider: ModelProvider;
-  // The provider key's value (once read) is removed from everything this command prints.
-  const secrets = SecretStore.fromCore(s.core);
+  // The session's one secret store: the provider key's value (once read) is removed from everything
+  // this command prints and, through the runtime that shares the store, from every effect's views.
+  const secrets = s.secrets;
   try {
     if (model?.provider === 'scripted' && s.core.modelScript) provider = new ScriptedProvider(s.core.modelScript as never);
     else if (model?.provider === 'openai-compatible' || model?.provider === 'anthropic') provider = await createRemoteProvider(model, { secrets });
@@ -94,6 +99,11 @@ export async function runRun(argv: string[]): Promise<number> {
   const onEvent = (e: TurnEvent): void => void (json ? line(jsonEvent(e)) : out.text(readable(e)));
   if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id });
   else out.text(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools\n`);
+  // What MCP discovery did before the model runs: each declared server, connected or why not.
+  for (const m of s.mcp?.servers ?? []) {
+    if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, ...(m.message ? { message: m.message } : {}) });
+    else out.text(`mcp ${m.server}: ${m.state === 'connected' ? `connected, ${m.tools} tool(s)${m.approval ? ` (connect ${m.approval})` : ''}` : `${m.state} (${m.code}): ${m.message}`}\n`);
+  }
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
   // The scripted provider also plays the user: its `user:` items are the session's later turns.
   const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
@@ -120,7 +130,13 @@ export async function runRun(argv: string[]): Promise<number> {
           history,
           ...(deadlineMs !== undefined ? { deadlineMs } : {}),
           onEvent,
-          onHistory: (item) => s.sessions.addMessage({ principal: s.principal }, s.sessionId, { turnId, role: item.role, content: item }),
+          // History is stored with every known secret removed, the model's own words included.
+          onHistory: (item) =>
+            s.sessions.addMessage({ principal: s.principal }, s.sessionId, {
+              turnId,
+              role: item.role,
+              content: redactDeep(item, textRedactor(s.secrets.knownValues().map((b) => b.toString('utf8')))),
+            }),
         });
       } catch (err) {
         s.sessions.endTurn({ principal: s.principal }, turnId, 'failed');

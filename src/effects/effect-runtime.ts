@@ -35,6 +35,8 @@ export interface EffectRuntimeOptions {
   db: Database;
   /** Operator hook for live display: called with the operator view of each finished effect. */
   onOperatorView?: (view: Readonly<Record<string, unknown>>) => void;
+  /** Operator hook for progress an adapter reports while it runs (MCP notifications/progress). */
+  onProgress?: (p: { callId: string; tool: string; progress: number; total?: number; message?: string }) => void;
   /** Where bound secrets come from; default: the catalog's core declarations. */
   secrets?: SecretStore;
   /** Runs background tasks (terminal background=true and the task tools); without it they are refused. */
@@ -257,6 +259,7 @@ export class EffectRuntime {
         deadlineMs,
         redact: secrets,
         ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),
+        ...(this.o.onProgress ? { onProgress: (p: { progress: number; total?: number; message?: string }) => this.progress(base, p) } : {}),
       });
     } catch (err) {
       if (ctx.signal?.aborted) return fail('CANCELLED', 7, 'the call was cancelled');
@@ -280,6 +283,16 @@ export class EffectRuntime {
     await this.record(ctx, events);
     this.o.onOperatorView?.(views.operator);
     return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
+  }
+
+  /** Progress goes to the operator only, redacted like every view (a message may quote a secret). */
+  private progress(base: { callId: string; tool: string; redact: TextRedactor }, p: { progress: number; total?: number; message?: string }): void {
+    try {
+      const message = p.message === undefined ? undefined : base.redact(p.message.slice(0, 500));
+      this.o.onProgress?.({ callId: base.callId, tool: base.tool, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(message !== undefined ? { message } : {}) });
+    } catch {
+      // A progress line that cannot be redacted is dropped, never shown raw.
+    }
   }
 
   /** The one fixed failed result: the durable record says that redaction failed, never what the output was. */

@@ -66,6 +66,7 @@ export class LiveTree implements SupervisedTree {
   readonly done: Promise<TreeOutcome>;
   readonly stdin: NodeJS.WritableStream | null;
   readonly channel: Duplex | null;
+  readonly stdout: NodeJS.ReadableStream | null;
 
   private readonly child: ChildProcess;
   private readonly identity: TreeIdentity;
@@ -206,6 +207,8 @@ export class LiveTree implements SupervisedTree {
     }
     this.stdin = child.stdin ?? null;
     this.channel = channelFd >= 0 ? ((child.stdio[channelFd] as Duplex | null | undefined) ?? null) : null;
+    const rawStdout = opts.stdout === 'raw';
+    this.stdout = rawStdout ? child.stdout : null;
 
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -214,7 +217,8 @@ export class LiveTree implements SupervisedTree {
       });
     });
     this.pipesClosed = Promise.all([
-      this.drain(child.stdout!, this.captures.stdout),
+      // A raw stdout belongs to the caller; its close still bounds the drain after exit.
+      rawStdout ? closed(child.stdout!) : this.drain(child.stdout!, this.captures.stdout),
       this.drain(child.stderr!, this.captures.stderr),
     ]).then(() => undefined);
 
@@ -369,6 +373,13 @@ export class LiveTree implements SupervisedTree {
     this.ctx.settled(this);
     return outcome;
   }
+}
+
+function closed(stream: NodeJS.ReadableStream): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('close', () => resolve());
+    stream.once('error', () => resolve());
+  });
 }
 
 function createArtifactsOrThrow(stateDir: string, spawnId: string): ArtifactDescriptor {

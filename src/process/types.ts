@@ -69,6 +69,12 @@ export interface SpawnTreeOptions {
   /** Exact values removed from tails and artifacts, across chunk boundaries. */
   redact?: readonly string[];
   stdin?: 'ignore' | 'inherit' | 'pipe';
+  /**
+   * 'capture' (default): stdout is drained into the redactor, the tail and the artifact.
+   * 'raw': the caller reads `tree.stdout` itself (a protocol channel such as MCP stdio); nothing of
+   * it is captured, so the summary's stdout stays empty. stderr is captured either way.
+   */
+  stdout?: 'capture' | 'raw';
   /** Write artifacts (default true). */
   artifacts?: boolean;
   /** Live copy of the redacted streams (for a terminal). */
@@ -100,4 +106,6 @@ export interface SupervisedTree {
   readonly stdin: NodeJS.WritableStream | null;
   /** The dedicated data pipe when `channel: true`; destroyed when the tree ends. */
   readonly channel: import('node:stream').Duplex | null;
+  /** The child's stdout when `stdout: 'raw'` (else null: it is captured). */
+  readonly stdout?: NodeJS.ReadableStream | null;
 }

@@ -53,9 +53,22 @@ describe('ResolvedEffectCatalog', () => {
         buildCatalog({
           core,
           principal: 'p',
-          mcpTools: [{ server: 'web', name: 'search', description: '', inputSchema: { type: 'object' }, declarationFile: 'agent/mcp/web.yaml', approval: 'prompt' }],
+          mcpTools: [{ server: 'web', name: 'search', serverTool: 'search', connection: 'mc_1', description: '', inputSchema: { type: 'object' }, declarationFile: 'agent/mcp/web.yaml', approval: 'prompt' }],
         }),
       (e: unknown) => e instanceof CatalogBuildError && /MCP server "web"/.test(e.message) && /agent\/tools\/search/.test(e.message),
+    );
+  });
+
+  test('MCP entries: adapter key bound to the connection and the server\'s tool name, risk from the declaration, two MCP tools colliding name both servers', async () => {
+    const core = await loadCore(makeCore({}));
+    const tool = { server: 'web', name: 'web_search', serverTool: 'search', connection: 'mc_abc', description: 'd', inputSchema: { type: 'object' }, declarationFile: 'agent/mcp/web.yaml', approval: 'auto' as const, risk: 'high' as const };
+    const c = buildCatalog({ core, principal: 'p', mcpTools: [tool], connectPolicy: 'x' });
+    const e = c.entryForCall('web_search')!;
+    assert.deepEqual([e.source, e.adapterKey, e.capability, e.risk], ['mcp', 'mcp:web/mc_abc/search', 'mcp.call:web', 'high']);
+    assert.notEqual(c.id, buildCatalog({ core, principal: 'p', mcpTools: [tool], connectPolicy: 'y' }).id, 'the connect policy is part of the identity');
+    assert.throws(
+      () => buildCatalog({ core, principal: 'p', mcpTools: [tool, { ...tool, server: 'web2', declarationFile: 'agent/mcp/web2.yaml' }] }),
+      (err: unknown) => err instanceof CatalogBuildError && err.code === 'CATALOG_NAME_COLLISION' && /MCP server "web" \(agent\/mcp\/web\.yaml\)/.test(err.message) && /MCP server "web2"/.test(err.message),
     );
   });
 

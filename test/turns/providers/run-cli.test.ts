@@ -1,6 +1,8 @@
 // `supervisor run` end to end against the fake OpenAI-compatible server: the CLI as a child process,
 // the key from an env-sourced secret, streamed text shown as it arrives, exit codes, and the key
 // absent from everything printed.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -70,7 +72,8 @@ describe('supervisor run against an OpenAI-compatible endpoint', { skip: process
       sse([...oa.text('Done.'), oa.finish('stop'), oa.done]),
     );
     const from = server.received.length;
-    const r = await run(['run', core(), '--json', '--prompt', 'print the key', '--state-dir', stateDir()], { FAKE_OPENAI_KEY_SOURCE: KEY });
+    const state = stateDir();
+    const r = await run(['run', core(), '--json', '--prompt', 'print the key', '--state-dir', state], { FAKE_OPENAI_KEY_SOURCE: KEY });
     assert.equal(r.code, 0, r.stderr);
     const ev = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(ev.filter((e) => e.type === 'text_delta').map((e) => e.text), ['Hello ', 'there.', 'Done.']);
@@ -81,6 +84,14 @@ describe('supervisor run against an OpenAI-compatible endpoint', { skip: process
     assert.deepEqual(ev.at(-1), { ...ev.at(-1), type: 'end', outcome: 'completed', turns: 1 });
     assert.equal(server.received[from]!.headers.authorization, `Bearer ${KEY}`);
     assert.equal(server.received.length - from, 2);
+    // The runtime shares the session's secret store: the echoed key is gone from what went back to
+    // the model and from every file the run wrote (store, audit events, artifacts).
+    // (The model's own call arguments hold the key it was given; the tool's result must not.)
+    const toolMessages = (server.received[from + 1]!.body as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'tool');
+    assert.equal(toolMessages.length, 1);
+    assert.ok(!toolMessages[0]!.content.includes(KEY) && toolMessages[0]!.content.includes('[REDACTED]'), `the tool result sent to the model holds the key: ${toolMessages[0]!.content}`);
+    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+    for (const f of walk(state)) assert.ok(!readFileSync(f).includes(KEY), `${f} holds the key`);
   });
 
   test('readable output shows the streamed answer after "assistant:"', async () => {

@@ -1,0 +1,205 @@
+// One live connection to one MCP server: an SDK Client over our supervised stdio transport.
+// Opening it (spawn, initialize, every page of tools/list) runs under ONE deadline, the
+// declaration's connect timeout; a server that misses it is closed (its whole tree) and reported.
+import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError as SdkError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpDeclaration } from '../../core/index.js';
+import type { ProcessSupervisor, TreeOutcome } from '../../process/index.js';
+import { manifestFingerprint } from './declaration.js';
+import { McpError } from './errors.js';
+import { SupervisedStdioTransport } from './stdio-transport.js';
+
+/** tools/list pages followed at most (a server that pages forever is a broken server). */
+const MAX_PAGES = 100;
+const CLIENT_INFO = { name: 'isolation-supervisor', version: '0.1.0' };
+
+export interface OpenConnectionOptions {
+  supervisor: ProcessSupervisor;
+  declaration: McpDeclaration;
+  declarationFingerprint: string;
+  /** The server's whole environment (allowlist + approved declared entries). */
+  env: Readonly<Record<string, string>>;
+  /** Secret values to keep out of the stderr log. */
+  redact: readonly string[];
+  cwd: string;
+  maxLineBytes?: number;
+  graceMs?: number;
+  /** Given the closing of a server that failed to open (not awaited here), so its owner can wait for it. */
+  onAbandon?: (closing: Promise<unknown>) => void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs: number;
+  onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
+}
+
+export class McpConnection {
+  /** Opaque id, part of the catalog entry's adapter key: a stale catalog cannot reach a new connection. */
+  readonly id = `mc_${randomBytes(9).toString('hex')}`;
+  readonly server: string;
+  tools: readonly Tool[] = [];
+  manifest = '';
+  /** Set when the server announced notifications/tools/list_changed: list again before reuse. */
+  toolsChanged = false;
+  private closedFlag = false;
+  private readonly closeListeners = new Set<() => void>();
+  private readonly client: Client;
+  private stopping: Promise<TreeOutcome | null> | null = null;
+
+  private constructor(
+    readonly declaration: McpDeclaration,
+    readonly declarationFingerprint: string,
+    private readonly transport: SupervisedStdioTransport,
+  ) {
+    this.server = declaration.name;
+    this.client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      this.toolsChanged = true;
+    });
+    this.transport.onclose = () => {
+      this.closedFlag = true;
+      for (const l of this.closeListeners) l();
+    };
+  }
+
+  /** Spawns, initializes and lists every page, all within `timeoutMs`; closes the server on any failure. */
+  static async open(o: OpenConnectionOptions, timeoutMs: number): Promise<McpConnection> {
+    const d = o.declaration;
+    if (d.transport.type !== 'stdio') {
+      throw new McpError('NOT_IMPLEMENTED', d.name, `MCP server ${d.name}: the ${d.transport.type} transport is not implemented yet (only stdio is); declare a stdio server or remove ${d.source.file}`);
+    }
+    const transport = new SupervisedStdioTransport(o.supervisor, {
+      server: d.name,
+      command: d.transport.command,
+      args: d.transport.args,
+      cwd: o.cwd,
+      env: o.env,
+      redact: o.redact,
+      ...(o.maxLineBytes !== undefined ? { maxLineBytes: o.maxLineBytes } : {}),
+      ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+    });
+    const conn = new McpConnection(d, o.declarationFingerprint, transport);
+    const deadline = Date.now() + timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    try {
+      await conn.client.connect(transport, { signal: controller.signal, timeout: timeoutMs });
+      await conn.listAll(deadline, controller.signal);
+      return conn;
+    } catch (err) {
+      // Not awaited: a server that ignores TERM must not hold up the others for its grace time.
+      const closing = conn.close();
+      if (o.onAbandon) o.onAbandon(closing);
+      else void closing;
+      throw conn.connectError(err, controller.signal.aborted, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  get pid(): number | null {
+    return this.transport.pid;
+  }
+
+  get spawnId(): string | null {
+    return this.transport.spawnId;
+  }
+
+  /** The newest redacted stderr of the server (bounded). */
+  get stderr(): string {
+    return this.transport.stderr;
+  }
+
+  onClose(listener: () => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  /** tools/list again (after list_changed), within `timeoutMs`; the manifest fingerprint follows. */
+  async refreshTools(timeoutMs: number): Promise<void> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    try {
+      this.toolsChanged = false;
+      await this.listAll(Date.now() + timeoutMs, controller.signal);
+    } catch (err) {
+      throw this.connectError(err, controller.signal.aborted, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async call(tool: string, args: Record<string, unknown>, o: CallOptions): Promise<CallToolResult> {
+    if (this.closedFlag) throw this.goneError();
+    try {
+      const result = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: Math.max(1, o.timeoutMs),
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.onProgress ? { onprogress: (p) => o.onProgress!({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) }) } : {}),
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      if (o.signal?.aborted) throw new McpError('MCP_CALL_CANCELLED', this.server, `MCP ${this.server}.${tool}: the call was cancelled (the server was sent notifications/cancelled)`, { cause: err });
+      if (err instanceof SdkError && err.code === ErrorCode.RequestTimeout) {
+        throw new McpError('MCP_CALL_TIMEOUT', this.server, `MCP ${this.server}.${tool} did not answer within ${o.timeoutMs} ms (call_timeout_seconds or the effect deadline); the request was cancelled`, { cause: err });
+      }
+      if (this.closedFlag || (err instanceof SdkError && err.code === ErrorCode.ConnectionClosed)) throw this.goneError(tool, err);
+      throw new McpError('MCP_CALL_FAILED', this.server, `MCP ${this.server}.${tool} failed: ${clip((err as Error).message)}`, { cause: err });
+    }
+  }
+
+  /** Stops the server's whole tree; resolves with its outcome (kill report) once nothing is left. */
+  close(): Promise<TreeOutcome | null> {
+    this.stopping ??= (async () => {
+      try {
+        await this.client.close();
+      } catch {
+        // The transport below is stopped either way.
+      }
+      return this.transport.stop();
+    })();
+    return this.stopping;
+  }
+
+  private async listAll(deadline: number, signal: AbortSignal): Promise<void> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const r = await this.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: Math.max(1, deadline - Date.now()) });
+      tools.push(...r.tools);
+      cursor = r.nextCursor;
+      if (!cursor) break;
+    }
+    if (cursor) throw new McpError('MCP_CONNECT_FAILED', this.server, `MCP server ${this.server} returned more than ${MAX_PAGES} pages of tools/list; it was closed`);
+    this.tools = Object.freeze(tools);
+    this.manifest = manifestFingerprint(tools);
+  }
+
+  private goneError(tool?: string, cause?: unknown): McpError {
+    const what = tool ? `${this.server}.${tool}` : this.server;
+    const why = this.transport.failure ? `: ${this.transport.failure.message}` : '';
+    return new McpError('MCP_SERVER_CLOSED', this.server, `MCP ${what}: the server closed its connection${why}; it is retried after the failure cache expires`, { cause });
+  }
+
+  private connectError(err: unknown, timedOut: boolean, timeoutMs: number): McpError {
+    if (err instanceof McpError && err.code !== 'MCP_SERVER_CLOSED') return err;
+    if (timedOut || (err instanceof SdkError && err.code === ErrorCode.RequestTimeout)) {
+      // The declared bound, not the time left of it (a slot wait may have used part): what the user sets.
+      const declared = this.declaration.connect_timeout_seconds * 1000;
+      return new McpError('MCP_CONNECT_TIMEOUT', this.server, `MCP server ${this.server} did not finish initialize and tools/list within its connect timeout of ${declared} ms (connect_timeout_seconds in ${this.declaration.source.file}; ${timeoutMs} ms were left after waiting for a slot); it was closed`, { cause: err });
+    }
+    const stderr = this.transport.stderr.trim().split('\n').slice(-3).join(' | ');
+    const failure = this.transport.failure?.message ?? clip((err as Error)?.message ?? String(err));
+    return new McpError('MCP_CONNECT_FAILED', this.server, `MCP server ${this.server} failed to start: ${failure}${stderr ? ` (stderr: ${clip(stderr)})` : ''}`, { cause: err });
+  }
+}
+
+function clip(s: string, n = 300): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}

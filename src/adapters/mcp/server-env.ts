@@ -1,0 +1,43 @@
+// The environment of a stdio MCP server: the process layer's short allowlist plus ONLY the
+// entries its declaration names, never the supervisor's own environment. Secret-valued entries
+// are resolved by the caller (the secrets layer sits beside this one) and only after the connect
+// approval; their values go into the redaction list of the server's stderr log.
+import type { McpDeclaration } from '../../core/index.js';
+import { forbiddenTargetReason } from '../../core/secrets-schema.js';
+import { allowlistedEnv } from '../../process/child-env.js';
+import { McpError } from './errors.js';
+
+/**
+ * Resolves `{ secret: NAME }` for the env entry `target` of server `server`: checks the exact grant
+ * secret:NAME and reads the value. Throws (any error) to refuse; the message must not hold a value.
+ */
+export type McpEnvResolver = (server: string, secret: string, target: string) => Promise<string>;
+
+export async function resolveServerEnv(d: McpDeclaration, resolver: McpEnvResolver | undefined): Promise<{ env: Record<string, string>; redact: string[] }> {
+  if (d.transport.type !== 'stdio') return { env: {}, redact: [] };
+  const env = allowlistedEnv();
+  const redact: string[] = [];
+  for (const [i, e] of d.transport.env.entries()) {
+    const where = `${d.source.file}: transport.env[${i}] (${e.name})`;
+    if (e.name.toUpperCase().startsWith('SUPERVISOR_')) {
+      throw new McpError('MCP_ENV_DENIED', d.name, `${where}: SUPERVISOR_* variables are the supervisor's own (they mark the server's processes); rename the variable`);
+    }
+    if (typeof e.value === 'string') {
+      env[e.name] = e.value;
+      continue;
+    }
+    const secret = e.value.secret;
+    const forbidden = forbiddenTargetReason(e.name);
+    if (forbidden !== null) throw new McpError('MCP_ENV_DENIED', d.name, `${where}: secret ${secret} cannot be bound to ${e.name}: it ${forbidden}`);
+    if (!resolver) throw new McpError('MCP_ENV_DENIED', d.name, `${where}: secret ${secret} cannot be resolved here (no secret store was given to the MCP host); nothing was started`);
+    let value: string;
+    try {
+      value = await resolver(d.name, secret, e.name);
+    } catch (err) {
+      throw new McpError('MCP_ENV_DENIED', d.name, `${where}: ${(err as Error).message}; nothing was started`, { cause: err });
+    }
+    env[e.name] = value;
+    if (value.length > 0) redact.push(value);
+  }
+  return { env, redact };
+}

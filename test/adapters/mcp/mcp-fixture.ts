@@ -1,0 +1,95 @@
+// Shared by the MCP host tests: a supervisor and a store per suite, cores that declare fixture or
+// npm servers, approvers that record what they were asked, and a leak check after each test.
+import { after, afterEach, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadCore, type CoreSnapshot } from '../../../src/core/index.js';
+import { ProcessSupervisor } from '../../../src/process/index.js';
+import { ApprovalBroker, approvalDecision, CapabilitySnapshot, type ApprovalRequest, type Approver } from '../../../src/policy/index.js';
+import { openStore, type Database } from '../../../src/store/index.js';
+import { McpConnectionManager, type McpConnectionManagerOptions } from '../../../src/adapters/mcp/index.js';
+import { IMPLICIT_GRANT } from '../../../src/catalog/index.js';
+import { makeCore, removeTempCores } from '../../core/temp-core.js';
+import { markedPids, tempDir } from '../../helpers/procs.js';
+
+export const FIXTURE_SERVER = fileURLToPath(new URL('../../../../test/fixtures/mcp/server.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const NPM_SERVER = (name: 'everything' | 'memory' | 'filesystem'): string => join(ROOT, 'node_modules', '@modelcontextprotocol', `server-${name}`, 'dist', 'index.js');
+
+/** YAML of one stdio declaration running `node <script> ...args`. */
+export function declaration(name: string, args: string[], extra = ''): string {
+  const list = [JSON.stringify(process.execPath), ...args.map((a) => JSON.stringify(a))];
+  return [
+    `name: ${name}`,
+    'transport:',
+    '  type: stdio',
+    `  command: ${list[0]}`,
+    `  args: [${list.slice(1).join(', ')}]`,
+    extra,
+  ].join('\n') + '\n';
+}
+
+export function fixtureDecl(name: string, mode: string, opts: { marker?: string; connectTimeout?: number; extra?: string; pages?: number; args?: string[] } = {}): string {
+  const args = [FIXTURE_SERVER, mode, ...(opts.marker ? ['--marker', opts.marker] : []), ...(opts.pages ? ['--pages', String(opts.pages)] : []), ...(opts.args ?? [])];
+  const lines = [`connect_timeout_seconds: ${opts.connectTimeout ?? 10}`, 'approval:', '  connect: auto', '  call: auto', opts.extra ?? ''];
+  return declaration(name, args, lines.join('\n'));
+}
+
+export class RecordingApprover implements Approver {
+  readonly asked: ApprovalRequest[] = [];
+  constructor(private readonly answer: boolean | ((r: ApprovalRequest) => boolean)) {}
+  async decide(r: ApprovalRequest) {
+    this.asked.push(r);
+    const yes = typeof this.answer === 'function' ? this.answer(r) : this.answer;
+    return approvalDecision(yes, 'operator', yes ? 'test says yes' : 'test says no', false);
+  }
+}
+
+export function mcpSuite() {
+  const state = tempDir('mcp-test-');
+  let sup: ProcessSupervisor;
+  let db: Database;
+  const managers: McpConnectionManager[] = [];
+  before(() => {
+    sup = ProcessSupervisor.open({ stateDir: state.path });
+    db = openStore(join(state.path, 'supervisor.db'));
+  });
+  afterEach(async () => {
+    for (const m of managers.splice(0)) await m.close();
+    // Nothing a test started may outlive it: no process carries a spawn id of this supervisor's trees.
+    const left = sup.liveTrees().flatMap((t) => markedPids(t.spawnId));
+    assert.deepEqual(left, [], 'server processes left alive after the test');
+    assert.equal(sup.liveTrees().length, 0, 'trees still live after the test');
+  });
+  after(async () => {
+    db.close();
+    await sup.close();
+    state.remove();
+    removeTempCores();
+  });
+  return {
+    supervisor: () => sup,
+    db: () => db,
+    stateDir: state.path,
+    manager(o: Partial<McpConnectionManagerOptions> = {}): McpConnectionManager {
+      const m = new McpConnectionManager({ supervisor: sup, graceMs: 500, ...o });
+      managers.push(m);
+      return m;
+    },
+    async core(files: Record<string, string>, grants: string[] = ['mcp.connect:*', 'mcp.call:*'], approval = '  default: auto\n'): Promise<CoreSnapshot> {
+      const agent = `name: t\ngrants: [${grants.map((g) => JSON.stringify(g)).join(', ')}]\napproval:\n${approval}`;
+      return loadCore(makeCore({ 'agent.yaml': agent, ...files }));
+    },
+  };
+}
+
+export function request(core: CoreSnapshot, sessionId: string, approver: Approver = new RecordingApprover(true)) {
+  return {
+    sessionId,
+    principal: 'local:test',
+    core,
+    capabilities: CapabilitySnapshot.from([...core.agent.grants, IMPLICIT_GRANT]),
+    broker: new ApprovalBroker({ approver }),
+  };
+}
