@@ -8,7 +8,7 @@ import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../c
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../core/index.js';
 import { EffectRuntime } from '../effects/index.js';
 import { ProcessSupervisor } from '../process/index.js';
-import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, TerminalApprover, type Approver, type CapabilitySnapshot } from '../policy/index.js';
+import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, StoreApprover, TerminalApprover, type Approver, type CapabilitySnapshot } from '../policy/index.js';
 import { exactSecretGrants, SecretStore } from '../secrets/index.js';
 import { openStore, SessionStore, type Database } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';
@@ -22,6 +22,10 @@ export interface CoreSessionOptions {
   /** Ask on the terminal for `prompt` decisions no rule settles (only when stdin is a TTY). */
   interactive: boolean;
   runtime?: string;
+  /** Without a terminal: how long a prompt waits for `supervisor approvals` from another terminal (0: deny at once). */
+  awaitApprovalMs?: number;
+  /** Told when a prompt starts waiting for another terminal's answer. */
+  onPendingApproval?: (id: string, request: { toolName: string; actionSummary: string }) => void;
   /** Progress of running effects (MCP notifications/progress), for the operator's display. */
   onProgress?: (p: { callId: string; tool: string; progress: number; total?: number; message?: string }) => void;
 }
@@ -91,12 +95,18 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   const loaded = await loadCoreForCli(o.coreDir, command);
   const { core, principal } = loaded;
   let catalog = loaded.catalog;
-  const fallback: Approver =
-    o.interactive && process.stdin.isTTY ? new TerminalApprover({ input: process.stdin, output: process.stderr }) : new NonInteractiveApprover();
   const supervisor = ProcessSupervisor.open({ stateDir: o.stateDir });
   // The authored adapter runs this core's tools on warm hosts owned by this supervisor.
   const authored = attachAuthoredTools(supervisor, core);
   const db = openStore(join(o.stateDir, 'supervisor.db'));
+  // Who answers a prompt no rule settles: the terminal inline; without one, an operator in another
+  // terminal (`supervisor approvals`) when the run may wait for it; otherwise a clear denial.
+  const fallback: Approver =
+    o.interactive && process.stdin.isTTY
+      ? new TerminalApprover({ input: process.stdin, output: process.stderr })
+      : (o.awaitApprovalMs ?? 0) > 0
+        ? new StoreApprover({ db, waitMs: o.awaitApprovalMs!, ...(o.onPendingApproval ? { onPending: o.onPendingApproval } : {}) })
+        : new NonInteractiveApprover();
   const sessions = new SessionStore(db);
   // Tasks of a supervisor that died are interrupted (ProcessSupervisor.open killed their trees).
   RuntimeTaskWorker.recover(db);

@@ -7,7 +7,7 @@ import { runAudit } from './audit.js';
 import { runCall } from './call.js';
 import { runCatalog } from './catalog.js';
 import { runRun } from './run.js';
-import { runCancel, runLogs, runSessions, runTasks } from './operator.js';
+import { runApprovals, runCancel, runLogs, runSessions, runTasks } from './operator.js';
 import { UsageError } from './usage.js';
 
 export const MAIN_HELP = `Usage: supervisor <command> [options]
@@ -27,6 +27,7 @@ Commands:
   tasks [--session ID] [--json]     list your background tasks
   logs <task> [--follow]            print (and follow) a background task's redacted log
   cancel <task>                     stop a background task of a live run, from any terminal
+  approvals [approve|deny <id>]     answer the approval requests a run without a terminal waits on
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -72,6 +73,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runLogs(rest);
       case 'cancel':
         return await runCancel(rest);
+      case 'approvals':
+        return await runApprovals(rest);
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
     }

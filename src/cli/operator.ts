@@ -3,7 +3,7 @@
 // (the local user); a cancel is a request the owning run acts on within a fraction of a second.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { openStore, SessionStore, TaskStore, type Database, type TaskRecord } from '../store/index.js';
+import { openStore, PendingApprovalStore, SessionStore, TaskStore, type Database, type TaskRecord } from '../store/index.js';
 import { localPrincipal } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
@@ -144,6 +144,52 @@ export async function runCancel(argv: string[]): Promise<number> {
     if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ id: t.id, status: t.status, exitCode: t.exitCode, reason: t.reason })}\n`);
     else process.stdout.write(`${taskLine(t)}\n`);
     return t.status === 'running' ? 1 : 0;
+  } finally {
+    db.close();
+  }
+}
+
+export const APPROVALS_HELP = `Usage: supervisor approvals [--json] [--state-dir DIR]
+       supervisor approvals approve <id> [--always] [--json] [--state-dir DIR]
+       supervisor approvals deny <id> [--always] [--json] [--state-dir DIR]
+
+Lists the approval requests your runs are waiting on (runs started without a terminal and with
+--await-approval), with the tool, capability, the action and the bounded, redacted argument
+preview; approve or deny one by id. --always remembers the answer for this exact action (the same
+approval key) for the rest of that run. Exit status: 0 done, 2 no such waiting request.
+`;
+
+export async function runApprovals(argv: string[]): Promise<number> {
+  const f = parseFlags(argv, { bool: ['json', 'always'], value: ['state-dir'], multi: [] }, 'approvals');
+  if (f.help) return void process.stdout.write(APPROVALS_HELP), 0;
+  const [verb, id, ...extra] = f.positionals;
+  const { db, principal } = openForOperator(f.value.get('state-dir'));
+  const store = new PendingApprovalStore(db);
+  try {
+    if (verb === undefined || verb === 'list') {
+      if (id !== undefined) throw new UsageError('approvals list takes no id; see supervisor approvals --help');
+      const rows = store.list({ principal });
+      if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ pending: rows })}\n`);
+      else if (rows.length === 0) process.stdout.write('no approval requests are waiting\n');
+      else {
+        for (const r of rows) {
+          const left = Math.max(0, Math.round((r.expiresAt - Date.now()) / 1000));
+          process.stdout.write(`${r.id}  ${r.tool} (${r.capability})  session ${r.sessionId}  ${left} s left\n  action:    ${r.summary}\n  arguments: ${r.preview}\n`);
+        }
+      }
+      return 0;
+    }
+    if (verb !== 'approve' && verb !== 'deny') throw new UsageError(`approvals: unknown action ${JSON.stringify(verb)}; use list, approve <id> or deny <id>`);
+    if (!id || extra.length > 0) throw new UsageError(`approvals ${verb} needs one request id; supervisor approvals lists them`);
+    const answer = store.answer({ principal }, id, verb === 'approve', f.bool.has('always'));
+    if (!answer || !answer.answered) {
+      process.stderr.write(`supervisor approvals: no waiting request ${id}${answer ? ` (it is ${answer.record.status} already)` : ''}; supervisor approvals lists them\n`);
+      return 2;
+    }
+    const after = answer.record;
+    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ id: after.id, status: after.status, remember: after.remember })}\n`);
+    else process.stdout.write(`${after.id} ${after.status}${after.remember ? ' (remembered for this exact action)' : ''}: ${after.tool} ${after.summary}\n`);
+    return 0;
   } finally {
     db.close();
   }

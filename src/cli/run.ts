@@ -12,7 +12,7 @@ import { defaultStateDir } from './state-dir.js';
 import { parseDuration, UsageError } from './usage.js';
 
 export const RUN_HELP = `Usage: supervisor run <core> [--prompt TEXT] [--json] [--approve RULE]... [--deny RULE]...
-                      [--timeout S] [--state-dir DIR]
+                      [--timeout S] [--await-approval S] [--state-dir DIR]
 
 Runs a session of the core's agent with the core's model provider. Each tool call the model makes
 goes through the supervisor's pipeline (capability, checks, approval, the adapter in a supervised
@@ -24,6 +24,8 @@ Options:
                     "Run your task.")
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
+  --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
+                    terminal (supervisor approvals approve ID); default: deny at once
   --timeout S       each effect's deadline (default 120 s)
   --json            one JSON event per line instead of the readable log
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)
@@ -41,7 +43,7 @@ names the provider, the host and the fix); 130 cancelled.
 `;
 
 export async function runRun(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir'], multi: ['approve', 'deny'] }, 'run');
+  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval'], multi: ['approve', 'deny'] }, 'run');
   if (f.help) {
     process.stdout.write(RUN_HELP);
     return 0;
@@ -60,6 +62,11 @@ export async function runRun(argv: string[]): Promise<number> {
       approve: f.multi.get('approve') ?? [],
       deny: f.multi.get('deny') ?? [],
       interactive: !json,
+      ...(f.value.get('await-approval') !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', f.value.get('await-approval')!) } : {}),
+      onPendingApproval: (id, r) =>
+        json
+          ? early({ type: 'approval_pending', id, tool: r.toolName })
+          : void process.stderr.write(`waiting for approval of ${r.toolName} (${id}): answer with  supervisor approvals approve ${id}  or  deny ${id}\n`),
       // Progress is for the operator only; the model sees the final result.
       onProgress: (p) =>
         json ? early({ type: 'progress', ...p }) : void process.stdout.write(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}\n`),

@@ -57,3 +57,4 @@ export {
   CapabilityDeniedError,
   CapabilitySyntaxError,
 } from './errors.js';
+export { StoreApprover, type StoreApproverOptions } from './store-approver.js';

@@ -34,3 +34,4 @@ export {
 } from './session-store.js';
 export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';
+export { PendingApprovalStore, type PendingApproval, type PendingStatus } from './pending-approvals.js';

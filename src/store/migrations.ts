@@ -140,4 +140,26 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // Approval requests a run waits on while an operator answers from another terminal.
+    version: 4,
+    name: 'pending-approvals',
+    sql: `
+      CREATE TABLE pending_approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        tool TEXT NOT NULL,
+        capability TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        preview TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','approved','denied','expired','cancelled')),
+        remember INTEGER NOT NULL DEFAULT 0,
+        owner_pid INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        decided_at INTEGER
+      );
+      CREATE INDEX pending_approvals_status ON pending_approvals(status, created_at);
+    `,
+  },
 ];

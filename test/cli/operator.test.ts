@@ -81,3 +81,51 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
     }
   });
 });
+
+describe('approvals from another terminal', { skip: process.platform !== 'linux' && 'POSIX shell commands' }, () => {
+  const dirs: { remove(): void }[] = [];
+  after(() => {
+    for (const d of dirs.splice(0)) d.remove();
+    removeTempCores();
+  });
+
+  function pending(dir: string): { id: string; tool: string; summary: string; preview: string }[] {
+    const r = cli('approvals', '--json', '--state-dir', dir);
+    return r.status === 0 ? (JSON.parse(r.stdout) as { pending: { id: string; tool: string; summary: string; preview: string }[] }).pending : [];
+  }
+
+  for (const answer of ['approve', 'deny'] as const) {
+    test(`a run without a terminal waits; the operator's ${answer} decides, and only an approval runs the command`, async () => {
+      const state = tempDir('approvals-');
+      dirs.push(state);
+      const dir = makeCore({
+        'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+        'script.yaml': 'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "touch marker" } }\n  - text: done\n',
+      });
+      const run = spawn(process.execPath, [CLI, 'run', dir, '--json', '--await-approval', '30', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      run.stdout.on('data', (c) => (out += c));
+      const exited = new Promise<number | null>((r) => run.once('exit', r));
+      try {
+        const req = await waitFor('a waiting request', () => pending(state.path)[0], 20_000);
+        assert.deepEqual([req.tool, req.summary], ['terminal', 'touch marker']);
+        assert.equal(spawnSync('test', ['-e', `${dir}/marker`]).status, 1, 'nothing ran before the answer');
+        const r = cli('approvals', answer, req.id, '--state-dir', state.path);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(await exited, 0, out);
+        const result = out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; ok?: boolean; code?: string; view?: { approval?: { source: string } } }).find((e) => e.type === 'tool_result')!;
+        if (answer === 'approve') {
+          assert.equal(result.ok, true);
+          assert.equal(result.view?.approval?.source, 'operator');
+          assert.equal(spawnSync('test', ['-e', `${dir}/marker`]).status, 0);
+        } else {
+          assert.deepEqual([result.ok, result.code], [false, 'APPROVAL_DENIED']);
+          assert.equal(spawnSync('test', ['-e', `${dir}/marker`]).status, 1);
+        }
+        assert.equal(cli('approvals', 'approve', req.id, '--state-dir', state.path).status, 2, 'an answered request cannot be answered again');
+      } finally {
+        run.kill('SIGKILL');
+      }
+    });
+  }
+});

@@ -1,0 +1,110 @@
+// Approval requests waiting for an operator in another terminal. The run inserts a row and polls
+// it; `supervisor approvals` answers it. Principal-scoped through the owning session: an operator
+// sees and answers only their own runs' requests. Rows hold the bounded, field-redacted preview
+// the prompt would show, never raw arguments.
+import { randomBytes } from 'node:crypto';
+import type { Database } from './database.js';
+import type { PrincipalScope } from './session-store.js';
+import { StoreInputError } from './store-errors.js';
+
+export type PendingStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled';
+
+export interface PendingApproval {
+  id: string;
+  sessionId: string;
+  tool: string;
+  capability: string;
+  summary: string;
+  preview: string;
+  status: PendingStatus;
+  remember: boolean;
+  createdAt: number;
+  expiresAt: number;
+  decidedAt: number | null;
+}
+
+interface Row {
+  id: string;
+  session_id: string;
+  tool: string;
+  capability: string;
+  summary: string;
+  preview: string;
+  status: PendingStatus;
+  remember: number;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
+}
+
+const of = (r: Row): PendingApproval => ({
+  id: r.id,
+  sessionId: r.session_id,
+  tool: r.tool,
+  capability: r.capability,
+  summary: r.summary,
+  preview: r.preview,
+  status: r.status,
+  remember: r.remember === 1,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  decidedAt: r.decided_at,
+});
+
+export class PendingApprovalStore {
+  private readonly q;
+
+  constructor(db: Database, private readonly now: () => number = Date.now) {
+    const owned = 'SELECT p.* FROM pending_approvals p JOIN sessions s ON s.id = p.session_id';
+    this.q = {
+      insert: db.prepare(`INSERT INTO pending_approvals (id, session_id, tool, capability, summary, preview, status, owner_pid, created_at, expires_at)
+        VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`),
+      byId: db.prepare('SELECT * FROM pending_approvals WHERE id = ?'),
+      owned: db.prepare(`${owned} WHERE p.id = ? AND s.principal = ?`),
+      pending: db.prepare(`${owned} WHERE s.principal = ? AND p.status = 'pending' AND p.expires_at > ? ORDER BY p.created_at, p.id`),
+      decide: db.prepare("UPDATE pending_approvals SET status = ?, remember = ?, decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?"),
+      close: db.prepare("UPDATE pending_approvals SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'"),
+    };
+  }
+
+  /** The waiting run's side: a new pending request for `ttlMs`. */
+  create(r: { sessionId: string; tool: string; capability: string; summary: string; preview: string; ttlMs: number }): PendingApproval {
+    const id = `ap_${randomBytes(8).toString('hex')}`;
+    const now = this.now();
+    this.q.insert.run(id, r.sessionId, r.tool.slice(0, 256), r.capability.slice(0, 512), r.summary.slice(0, 2000), r.preview.slice(0, 4000), process.pid, now, now + r.ttlMs);
+    return of(this.q.byId.get(id) as Row);
+  }
+
+  /** The waiting run's side: the row as it is now (no scope: the run created it). */
+  poll(id: string): PendingApproval | undefined {
+    const r = this.q.byId.get(id) as Row | undefined;
+    return r && of(r);
+  }
+
+  /** The waiting run's side: it stopped waiting (timeout or cancel) without an answer. */
+  close(id: string, status: 'expired' | 'cancelled'): void {
+    this.q.close.run(status, this.now(), id);
+  }
+
+  /** The operator's side: requests of their runs still waiting. */
+  list(scope: PrincipalScope): PendingApproval[] {
+    return (this.q.pending.all(principal(scope), this.now()) as Row[]).map(of);
+  }
+
+  /**
+   * The operator's side: answers a waiting request. undefined if it is not theirs or not found;
+   * `answered: false` if it was no longer waiting (answered, expired or cancelled already).
+   */
+  answer(scope: PrincipalScope, id: string, approved: boolean, remember: boolean): { record: PendingApproval; answered: boolean } | undefined {
+    const r = this.q.owned.get(id, principal(scope)) as Row | undefined;
+    if (!r) return undefined;
+    const changed = this.q.decide.run(approved ? 'approved' : 'denied', remember ? 1 : 0, this.now(), id, this.now()).changes === 1;
+    return { record: of(this.q.byId.get(id) as Row), answered: changed };
+  }
+}
+
+function principal(scope: PrincipalScope): string {
+  const p = (scope as PrincipalScope | undefined)?.principal;
+  if (typeof p !== 'string' || p === '') throw new StoreInputError('principal', 'must be a non-empty string');
+  return p;
+}
