@@ -22,6 +22,8 @@ export interface CoreSessionOptions {
   /** Ask on the terminal for `prompt` decisions no rule settles (only when stdin is a TTY). */
   interactive: boolean;
   runtime?: string;
+  /** Continue this ended session of the same principal and core instead of starting one. */
+  resume?: string;
   /** Without a terminal: how long a prompt waits for `supervisor approvals` from another terminal (0: deny at once). */
   awaitApprovalMs?: number;
   /** Told when a prompt starts waiting for another terminal's answer. */
@@ -38,6 +40,8 @@ export interface CoreSession {
   runtime: EffectRuntime;
   sessions: SessionStore;
   tasks: RuntimeTaskWorker;
+  /** The conversation so far when resuming (model views, as stored); empty for a new session. */
+  history: unknown[];
   /** The session's one secret store: the runtime redacts every value it has resolved. */
   secrets: SecretStore;
   sessionId: string;
@@ -111,7 +115,27 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   // Tasks of a supervisor that died are interrupted (ProcessSupervisor.open killed their trees).
   RuntimeTaskWorker.recover(db);
   const tasks = new RuntimeTaskWorker({ supervisor, db });
-  const session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime });
+  let session: { id: string };
+  let history: unknown[] = [];
+  if (o.resume !== undefined) {
+    // Resume: the same principal's ended session of this core; its history (model views, stored
+    // redacted) continues the conversation. Another principal's session reads as missing.
+    const prior = sessions.getSession({ principal }, o.resume);
+    const refuse = async (why: string): Promise<never> => {
+      await tasks.close();
+      db.close();
+      await authored.close();
+      await supervisor.close();
+      throw new UsageError(why);
+    };
+    if (!prior) await refuse(`--resume: no session ${o.resume} of yours in ${o.stateDir} (supervisor sessions lists them)`);
+    if (prior!.coreDir !== core.dir) await refuse(`--resume: session ${o.resume} ran the core ${prior!.coreDir}, not ${core.dir}; resume it with that core`);
+    if (prior!.status === 'running') await refuse(`--resume: session ${o.resume} is running already (another run holds it; if that run died, supervisor reconcile first)`);
+    session = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision });
+    history = sessions.listMessages({ principal }, session.id, { limit: 10_000 }).map((m) => m.content);
+  } else {
+    session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime });
+  }
   const broker = new ApprovalBroker({ approver: new RuleApprover(rules, fallback) });
   // One store for the session: MCP env secrets it resolves are redacted from every effect's views.
   const secrets = SecretStore.fromCore(core);
@@ -143,6 +167,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     sessions,
     tasks,
     secrets,
+    history,
     sessionId: session.id,
     principal,
     mcp,

@@ -12,7 +12,7 @@ import { defaultStateDir } from './state-dir.js';
 import { parseDuration, UsageError } from './usage.js';
 
 export const RUN_HELP = `Usage: supervisor run <core> [--prompt TEXT] [--json] [--approve RULE]... [--deny RULE]...
-                      [--timeout S] [--await-approval S] [--state-dir DIR]
+                      [--timeout S] [--resume ID] [--await-approval S] [--state-dir DIR]
 
 Runs a session of the core's agent with the core's model provider. Each tool call the model makes
 goes through the supervisor's pipeline (capability, checks, approval, the adapter in a supervised
@@ -24,6 +24,7 @@ Options:
                     "Run your task.")
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
+  --resume ID       continue your ended session ID of this core (its conversation so far)
   --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
                     terminal (supervisor approvals approve ID); default: deny at once
   --timeout S       each effect's deadline (default 120 s)
@@ -43,7 +44,7 @@ names the provider, the host and the fix); 130 cancelled.
 `;
 
 export async function runRun(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval'], multi: ['approve', 'deny'] }, 'run');
+  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval', 'resume'], multi: ['approve', 'deny'] }, 'run');
   if (f.help) {
     process.stdout.write(RUN_HELP);
     return 0;
@@ -62,6 +63,7 @@ export async function runRun(argv: string[]): Promise<number> {
       approve: f.multi.get('approve') ?? [],
       deny: f.multi.get('deny') ?? [],
       interactive: !json,
+      ...(f.value.get('resume') !== undefined ? { resume: f.value.get('resume')! } : {}),
       ...(f.value.get('await-approval') !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', f.value.get('await-approval')!) } : {}),
       onPendingApproval: (id, r) =>
         json
@@ -116,7 +118,7 @@ export async function runRun(argv: string[]): Promise<number> {
   const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
   const firstScripted = scriptedUser?.nextUserMessage() ?? null;
   let prompt: string | null = f.value.get('prompt') ?? firstScripted ?? 'Run your task.';
-  const history: HistoryItem[] = [];
+  const history: HistoryItem[] = s.history as HistoryItem[];
   const total = { turns: 0, iterations: 0, ok: 0, failed: 0 };
   let outcome: 'completed' | 'limit_hit' | 'cancelled' = 'completed';
   try {

@@ -172,6 +172,7 @@ export class SessionStore {
       insertSession: db.prepare(`INSERT INTO sessions (id, principal, core_dir, core_revision, runtime, status, created_at)
         VALUES (@id, @principal, @coreDir, @coreRevision, @runtime, 'running', @createdAt)`),
       endSession: db.prepare('UPDATE sessions SET status = ?, ended_at = ? WHERE id = ?'),
+      resume: db.prepare("UPDATE sessions SET status = 'running', ended_at = NULL WHERE id = ?"),
       list: db.prepare('SELECT * FROM sessions WHERE principal = ? ORDER BY created_at DESC, id LIMIT ?'),
       listByStatus: db.prepare('SELECT * FROM sessions WHERE principal = ? AND status = ? ORDER BY created_at DESC, id LIMIT ?'),
       nextTurnSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?').pluck(),
@@ -235,6 +236,23 @@ export class SessionStore {
       this.q.endSession.run(st, at, s.id);
       this.event(s.id, 'session.ended', { status: st }, at);
       return { ...s, status: st, endedAt: at };
+    });
+  }
+
+  /**
+   * Resumes an ended session of this principal: it runs again, its chain gets `session.resumed`
+   * with the core revision it resumes under. A session of another principal reads as missing.
+   */
+  resumeSession(scope: PrincipalScope, sessionId: string, init: { coreRevision: string }): SessionRecord {
+    const at = this.now();
+    const revision = text('coreRevision', init?.coreRevision, 256);
+    return this.write(() => {
+      const s = this.getSession(scope, sessionId);
+      if (!s) throw new SessionNotFoundError(sessionId);
+      if (s.status === 'running') throw new StoreInputError('sessionId', `session ${sessionId} is running already (another run holds it, or one that died: supervisor reconcile)`);
+      this.q.resume.run(s.id);
+      this.event(s.id, 'session.resumed', { previous_status: s.status, core_revision: revision }, at);
+      return { ...s, status: 'running' as const, endedAt: null };
     });
   }
 
