@@ -2,7 +2,7 @@
 // through EffectRuntime; offline and deterministic with the scripted provider, or against a real
 // model (OpenAI-compatible or Anthropic).
 import { resolve } from 'node:path';
-import { redactDeep, textRedactor, type EffectOutcome } from '../effects/index.js';
+import { redactDeep, type EffectOutcome } from '../effects/index.js';
 import { redactText, RedactionPatterns, StreamRedactor } from '../redaction/index.js';
 import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnEvent } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
@@ -144,7 +144,7 @@ export async function runRun(argv: string[]): Promise<number> {
             s.sessions.addMessage({ principal: s.principal }, s.sessionId, {
               turnId,
               role: item.role,
-              content: redactDeep(item, textRedactor(s.secrets.knownValues().map((b) => b.toString('utf8')))),
+              content: redactDeep(item, s.runtime.redactor()),
             }),
         });
       } catch (err) {

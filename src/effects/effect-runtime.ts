@@ -121,7 +121,7 @@ export class EffectRuntime {
       base.durationMs = Date.now() - t0;
       let views;
       try {
-        if (base.redact === NO_REDACTION && base.secrets.length > 0) base.redact = textRedactor(base.secrets);
+        if (base.redact === NO_REDACTION && base.secrets.length > 0) base.redact = this.redactor();
         views = errorViews(base, code, step, message);
       } catch {
         views = REDACTION_FAILED_VIEWS;
@@ -227,12 +227,12 @@ export class EffectRuntime {
         throw err;
       }
       base.bindings = bound.metadata.map((m) => ({ ...m }));
-      base.secrets = this.knownSecrets(bound);
+      base.secrets = this.knownSecrets();
     }
     // One compiled redactor for this effect's views; a set that cannot be redacted safely stops
     // the effect here, before anything runs.
     try {
-      base.redact = textRedactor(base.secrets);
+      base.redact = this.redactor();
     } catch {
       bound?.overlay.wipe();
       return this.redactionFailed(ctx, base, events);
@@ -309,12 +309,31 @@ export class EffectRuntime {
     return tools?.[entry.name]?.secrets ?? [];
   }
 
-  /** Every secret value to redact, as text: this effect's bound values and all resolved before. */
-  private knownSecrets(bound?: SecretBindingSet): string[] {
-    const values = new Set<string>();
-    for (const b of this.secretStore.knownValues()) values.add(b.toString('utf8'));
-    if (bound) for (const b of bound.values()) values.add(b.toString('utf8'));
-    return [...values].filter((v) => v.length > 0);
+  /** Known secret values as text, and their compiled redactor, for the store's current count. */
+  private known: { count: number; values: string[]; redact: TextRedactor | null } = { count: 0, values: [], redact: NO_REDACTION };
+
+  /**
+   * Every secret value to redact, as text: all the store resolved so far (a binding resolves
+   * through the store, so this effect's bound values are in it). Rebuilt only when it grew.
+   */
+  private knownSecrets(): string[] {
+    const count = this.secretStore.knownCount;
+    if (count !== this.known.count) {
+      const values = new Set<string>();
+      for (const b of this.secretStore.knownValues()) values.add(b.toString('utf8'));
+      this.known = { count, values: [...values].filter((v) => v.length > 0), redact: null };
+    }
+    return this.known.values;
+  }
+
+  /**
+   * One compiled redactor for every known secret, shared by effects until a new value is resolved
+   * (compiling costs milliseconds with many secrets). Throws RedactionError if none is safe.
+   */
+  redactor(): TextRedactor {
+    const values = this.knownSecrets();
+    this.known.redact ??= textRedactor(values);
+    return this.known.redact;
   }
 
   private validatorFor(entry: CatalogEntry): ValidateFunction {

@@ -62,6 +62,11 @@ export class SecretStore {
     return value;
   }
 
+  /** How many distinct values were resolved so far: it only grows, so callers can cache by it. */
+  get knownCount(): number {
+    return this.#known.size;
+  }
+
   /** Copies of every value resolved so far, for the redactor (a rotated secret's old value stays). */
   knownValues(): Buffer[] {
     return [...this.#known.values()].map((b) => Buffer.from(b));
