@@ -90,14 +90,7 @@ export class AnthropicProvider implements ModelProvider {
       switch (e.type) {
         case 'content_block_start': {
           const cb = (e.content_block ?? {}) as Json;
-          blocks.set(indexOf(e, fail), {
-            type: String(cb.type ?? ''),
-            text: typeof cb.text === 'string' ? cb.text : '',
-            id: typeof cb.id === 'string' ? cb.id : '',
-            name: typeof cb.name === 'string' ? cb.name : '',
-            json: '',
-            input: cb.input,
-          });
+          blocks.set(indexOf(e, fail), blockOf(cb));
           if (cb.type === 'text' && typeof cb.text === 'string' && cb.text) stream?.onText?.(cb.text);
           break;
         }
@@ -134,16 +127,21 @@ export class AnthropicProvider implements ModelProvider {
   private fromMessage(j: Json, fail: Fail): ModelTurn {
     if (j.type === 'error') throw fail('provider.stream_error', `the response reported an error: ${this.ctx.transport.serverMessage(JSON.stringify(j))}`);
     if (!Array.isArray(j.content)) throw fail('provider.bad_stream', 'the response has no content list; is model.base_url an Anthropic messages endpoint?');
-    const blocks = (j.content as Json[]).map((cb) => ({
-      type: String(cb.type ?? ''),
-      text: typeof cb.text === 'string' ? cb.text : '',
-      id: typeof cb.id === 'string' ? cb.id : '',
-      name: typeof cb.name === 'string' ? cb.name : '',
-      json: '',
-      input: cb.input,
-    }));
+    const blocks = (j.content as Json[]).map(blockOf);
     return finish(blocks, typeof j.stop_reason === 'string' ? j.stop_reason : null, fail);
   }
+}
+
+/** A content block as a stream's content_block_start or a whole message carries it. */
+function blockOf(cb: Json): Block {
+  return {
+    type: String(cb.type ?? ''),
+    text: typeof cb.text === 'string' ? cb.text : '',
+    id: typeof cb.id === 'string' ? cb.id : '',
+    name: typeof cb.name === 'string' ? cb.name : '',
+    json: '',
+    input: cb.input,
+  };
 }
 
 function finish(blocks: Block[], stop: string | null, fail: Fail): ModelTurn {
