@@ -2,7 +2,7 @@
 // metadata and dispatch all read the same entries; nothing looks a tool up by name afterwards
 // except the turn engine turning a model's call into an EffectRequest for *this* catalog.
 import { createHash } from 'node:crypto';
-import type { CoreSnapshot } from '../core/index.js';
+import type { CoreSnapshot, DiscoveredMcpTool } from '../core/index.js';
 import { CapabilitySnapshot, foldGlobal, stricter, type ApprovalPolicy } from '../policy/index.js';
 import { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from './builtin-definitions.js';
 
@@ -28,23 +28,8 @@ export interface CatalogEntry {
   readonly provenance: string;
 }
 
-/** A tool an MCP server listed, already filtered and named by the MCP host's discovery. */
-export interface DiscoveredMcpTool {
-  server: string;
-  /** The model-facing name (`<server>_<tool>`, normalized, at most 64 characters). */
-  name: string;
-  /** The tool's name as the server reported it (what tools/call sends). */
-  serverTool: string;
-  /** The open connection the tool was discovered on: the entry is bound to it, not to the name. */
-  connection: string;
-  description: string;
-  inputSchema: Readonly<Record<string, unknown>>;
-  declarationFile: string;
-  /** The declaration's call policy, or its per-tool override. */
-  approval: ApprovalPolicy;
-  /** The declaration's risk (default medium). */
-  risk?: 'low' | 'medium' | 'high';
-}
+// What the MCP host hands the catalog per discovered tool: one type, in core, for both sides.
+export type { DiscoveredMcpTool } from '../core/index.js';
 
 /** The adapter key of an MCP entry: server, connection and the server's own tool name. */
 export function mcpAdapterKey(server: string, connection: string, serverTool: string): string {

@@ -15,7 +15,7 @@ export {
 export { APPROVAL_POLICIES, RISK_LEVELS, type ApprovalPolicy, type RiskLevel, type LiteralOrSecret, type SecretRef } from './fields.js';
 export { RUNTIME_TARGETS, type AgentConfig, type ApprovalConfig, type ModelConfig, type ToolOverride, type RuntimeTarget } from './agent-schema.js';
 export { ISOLATION_TIERS, type IsolationTier, type IsolationHints, type ReadPathHint } from './tool-manifest-schema.js';
-export type { StdioTransport, HttpTransport, McpApproval } from './mcp-schema.js';
+export type { StdioTransport, HttpTransport, McpApproval, DiscoveredMcpTool } from './mcp-schema.js';
 export {
   ScriptedModelScriptSchema,
   checkScriptedModelScript,

@@ -1,4 +1,4 @@
-// agent/mcp/*.yaml: MCP server declarations. Validated now; the adapters that use them come later.
+// agent/mcp/*.yaml: MCP server declarations, and the shape of a tool the MCP host discovered from one.
 import { z } from 'zod';
 import { approvalPolicy, clip, httpUrlField, literalOrSecret, nameField, riskLevel } from './fields.js';
 import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN } from './names.js';
@@ -79,3 +79,21 @@ export type McpDeclarationFile = z.output<typeof McpDeclarationSchema>;
 export type StdioTransport = z.output<typeof StdioTransportSchema>;
 export type HttpTransport = z.output<typeof HttpTransportSchema>;
 export type McpApproval = z.output<typeof McpApprovalSchema>;
+
+/** A tool an MCP server listed, already filtered and named by the MCP host's discovery. */
+export interface DiscoveredMcpTool {
+  server: string;
+  /** The model-facing name (`<server>_<tool>`, normalized, at most 64 characters). */
+  name: string;
+  /** The tool's name as the server reported it (what tools/call sends). */
+  serverTool: string;
+  /** The open connection the tool was discovered on: the entry is bound to it, not to the name. */
+  connection: string;
+  description: string;
+  inputSchema: Readonly<Record<string, unknown>>;
+  declarationFile: string;
+  /** The declaration's call policy, or its per-tool override. */
+  approval: 'auto' | 'prompt' | 'deny';
+  /** The declaration's risk (default medium). */
+  risk?: 'low' | 'medium' | 'high';
+}

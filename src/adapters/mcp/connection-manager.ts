@@ -3,6 +3,7 @@
 // and its approval are settled first (one at a time, nothing constructed or spawned yet); then
 // the approved servers are connected in parallel under one runtime-wide limit of concurrent server
 // operations, each bounded by its connect timeout; the names are assembled deterministically last.
+import type { DiscoveredMcpTool } from '../../core/index.js';
 import { createHash } from 'node:crypto';
 import type { CoreSnapshot, McpDeclaration } from '../../core/index.js';
 import {
@@ -54,18 +55,8 @@ export interface DiscoveryRequest {
   signal?: AbortSignal;
 }
 
-/** What a catalog gets for one discovered tool (see catalog's DiscoveredMcpTool). */
-export interface McpCatalogTool {
-  server: string;
-  name: string;
-  serverTool: string;
-  connection: string;
-  description: string;
-  inputSchema: Readonly<Record<string, unknown>>;
-  declarationFile: string;
-  approval: ApprovalPolicy;
-  risk: 'low' | 'medium' | 'high';
-}
+/** What a catalog gets for one discovered tool: the core's DiscoveredMcpTool, one type for both sides. */
+export type McpCatalogTool = DiscoveredMcpTool;
 
 export type ServerState = 'connected' | 'denied' | 'failed';
 
