@@ -1,16 +1,8 @@
 // Benchmark — effect: a no-op builtin effect (tools_list, policy auto) through all eight steps
 // with its durable event write, vs a bare async function call and a bare SQLite insert (one
 // commit each, same WAL settings), measured in the same run.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadCore } from '../src/core/index.js';
-import { buildCatalog } from '../src/catalog/index.js';
-import { EffectRuntime } from '../src/effects/index.js';
-import { ProcessSupervisor } from '../src/process/index.js';
-import { ApprovalBroker, NonInteractiveApprover } from '../src/policy/index.js';
-import { openStore, SessionStore } from '../src/store/index.js';
 import type { BenchContext } from './common.js';
+import { openBenchPipeline } from './pipeline.js';
 import { progress } from './common.js';
 import { summarize, type Summary } from './stats.js';
 
@@ -59,20 +51,10 @@ const CONCURRENCY = 16;
 
 export async function runEffect(ctx: BenchContext): Promise<EffectResultBench> {
   const n = ctx.options.quick ? 1_000 : 5_000;
-  const dir = mkdtempSync(join(tmpdir(), 'bench-effect-'));
-  const coreDir = join(dir, 'core');
-  mkdirSync(coreDir);
-  writeFileSync(join(coreDir, 'agent.yaml'), 'name: bench\napproval:\n  default: auto\n');
-  const state = join(dir, 'state');
-  const sup = ProcessSupervisor.open({ stateDir: state });
-  const db = openStore(join(state, 'supervisor.db'));
+  const p = await openBenchPipeline('effect', 'name: bench\napproval:\n  default: auto\n');
+  const { runtime, ectx, db } = p;
   try {
-    const core = await loadCore(coreDir);
-    const catalog = buildCatalog({ core, principal: 'bench' });
-    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
-    const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' });
-    const ectx = { principal: 'bench', sessionId: session.id };
-    const sessions = [session.id, ...[1, 2, 3].map(() => new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' }).id)];
+    const sessions = [ectx.sessionId, p.newSession(), p.newSession(), p.newSession()];
     db.exec('CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, payload TEXT NOT NULL)');
     const insert = db.prepare('INSERT INTO bench_rows (at, payload) VALUES (?, ?)');
     const noop = async (x: number): Promise<number> => x + 1;
@@ -95,8 +77,6 @@ export async function runEffect(ctx: BenchContext): Promise<EffectResultBench> {
     const target = 5_000;
     return { trials: n, effect, concurrent, bareCall, sqliteInsert, target, pass: concurrent.perSecond >= target };
   } finally {
-    db.close();
-    await sup.close();
-    rmSync(dir, { recursive: true, force: true });
+    await p.close();
   }
 }

@@ -2,18 +2,9 @@
 // (terminal background=true), each printing output for a while; all must complete with their logs
 // persisted. Reports the supervisor's event-loop lag (p99) and peak RSS while they run, next to the
 // same figures with the process idle, measured in the same run.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { loadCore } from '../src/core/index.js';
-import { buildCatalog } from '../src/catalog/index.js';
-import { EffectRuntime } from '../src/effects/index.js';
-import { ProcessSupervisor } from '../src/process/index.js';
-import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover } from '../src/policy/index.js';
-import { openStore, SessionStore } from '../src/store/index.js';
-import { RuntimeTaskWorker } from '../src/tasks/index.js';
 import type { BenchContext } from './common.js';
+import { openBenchPipeline } from './pipeline.js';
 import { progress } from './common.js';
 
 export interface TasksResultBench {
@@ -41,21 +32,10 @@ async function lagWhile(ms: number): Promise<number> {
 
 export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
   const n = ctx.options.quick ? 50 : 200;
-  const dir = mkdtempSync(join(tmpdir(), 'bench-tasks-'));
-  const coreDir = join(dir, 'core');
-  mkdirSync(coreDir);
-  writeFileSync(join(coreDir, 'agent.yaml'), 'name: bench\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read]\napproval:\n  default: auto\n');
-  const state = join(dir, 'state');
-  const sup = ProcessSupervisor.open({ stateDir: state });
-  const db = openStore(join(state, 'supervisor.db'));
-  const worker = new RuntimeTaskWorker({ supervisor: sup, db });
+  const p = await openBenchPipeline('tasks', 'name: bench\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read]\napproval:\n  default: auto\n', { approve: ['terminal'], tasks: true });
+  const { runtime, ectx } = p;
+  const worker = p.worker!;
   try {
-    const core = await loadCore(coreDir);
-    const catalog = buildCatalog({ core, principal: 'bench' });
-    const broker = new ApprovalBroker({ approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] }), new NonInteractiveApprover()) });
-    const runtime = new EffectRuntime({ catalog, broker, supervisor: sup, db, tasks: worker });
-    const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir, coreRevision: core.revision, runtime: 'local' });
-    const ectx = { principal: 'bench', sessionId: session.id };
     const idleLagP99Ms = await lagWhile(500);
     const baseRss = process.memoryUsage().rss;
     let peakRss = baseRss;
@@ -105,9 +85,6 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     r.pass = completed === n && logsPersisted === n && lagP99Ms < r.targetLagMs && r.peakRssMiB < r.targetRssMiB;
     return r;
   } finally {
-    await worker.close();
-    db.close();
-    await sup.close();
-    rmSync(dir, { recursive: true, force: true });
+    await p.close();
   }
 }
