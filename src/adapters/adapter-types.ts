@@ -2,6 +2,7 @@
 // they never see the catalog object, the approval broker or the store.
 import type { ProcessSupervisor } from '../process/index.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
+import type { PrincipalScope, SessionSearchHit, SessionSearchQuery } from '../store/index.js';
 
 export type ApprovalPolicyName = 'auto' | 'prompt' | 'deny';
 
@@ -39,6 +40,17 @@ export interface Preflight {
   readonly audit: Readonly<Record<string, unknown>>;
   /** The effect starts background work that outlives it: secret bindings are refused. */
   readonly background?: boolean;
+  /**
+   * Capabilities this exact action needs beyond the entry's own (e.g. session_search over every
+   * owned session needs `session.read:owned`). The runtime checks them against the snapshot before
+   * approval and refuses with CAPABILITY_DENIED.
+   */
+  readonly requires?: readonly string[];
+}
+
+/** Read access to stored history, handed to an adapter only at step 7 (after approval). */
+export interface SessionHistory {
+  search(scope: PrincipalScope, query: SessionSearchQuery): SessionSearchHit[];
 }
 
 export interface AdapterOutput {
@@ -75,6 +87,8 @@ export interface InvokeEnv extends AdapterEnv {
   readonly secretEnv?: (base: Record<string, string>) => Record<string, string>;
   /** Progress of a long effect (MCP notifications/progress), for the operator view; never the model's. */
   readonly onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
+  /** Stored history (session_search). Never in the preflight's env: nothing is read before approval. */
+  readonly history?: SessionHistory;
 }
 
 export interface EffectAdapter {

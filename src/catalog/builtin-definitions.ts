@@ -32,6 +32,17 @@ export const WEB_EXTRACT_INPUT_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+export const SESSION_SEARCH_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    query: { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S', description: 'Full-text query: words, "a phrase", word*, AND / OR / NOT.' },
+    scope: { type: 'string', enum: ['session', 'owned'], description: 'session (default): this session; owned: all your sessions (asks the operator).' },
+    limit: { type: 'integer', minimum: 1, maximum: 20, description: 'Most results (default 10).' },
+  },
+  required: ['query'],
+  additionalProperties: false,
+} as const;
+
 export interface BuiltinDefinition {
   name: string;
   toolset: string;
@@ -122,6 +133,22 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
       approval: 'auto',
       risk: 'low',
       adapterKey: 'builtin.yield_until',
+    },
+  ],
+  // Full-text search over this principal's stored (redacted) history.
+  sessions: [
+    {
+      name: 'session_search',
+      toolset: 'sessions',
+      description:
+        'Search the stored conversation history (full text) and return short snippets with session, turn and time. ' +
+        'scope "session" (default) searches this session; "owned" searches all your sessions and needs the operator\'s approval. ' +
+        'Query syntax: words, "a phrase", word* (prefix), AND / OR / NOT.',
+      inputSchema: SESSION_SEARCH_INPUT_SCHEMA,
+      capability: 'session.read',
+      approval: 'prompt',
+      risk: 'medium',
+      adapterKey: 'builtin.session_search',
     },
   ],
   web: [

@@ -15,7 +15,7 @@ import {
   type ApprovalDecision,
   type ApprovalPolicy,
 } from '../policy/index.js';
-import { appendEventsGrouped, SessionStore, type Database } from '../store/index.js';
+import { appendEventsGrouped, SessionSearch, SessionStore, type Database } from '../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
@@ -52,6 +52,7 @@ export class EffectRuntime {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly ajv: { compile(schema: unknown): ValidateFunction };
   private readonly sessions: SessionStore;
+  private history: SessionSearch | null = null;
   private readonly issued = new WeakSet<EffectRequest>();
   /** The catalog never changes under a runtime: build the model-facing listing once. */
   private readonly listing: AdapterEnv['listing'];
@@ -178,6 +179,15 @@ export class EffectRuntime {
     }
     base.summary = pre.summary;
     base.audit = pre.audit;
+    // What this exact action needs beyond the entry's capability, checked like step 3.
+    for (const required of pre.requires ?? []) {
+      try {
+        this.o.catalog.capabilities.require(required);
+      } catch (err) {
+        if (err instanceof CapabilityDeniedError) return fail('CAPABILITY_DENIED', 4, err.message);
+        throw err;
+      }
+    }
 
     // 5. Approval: the folded policy, refined by the checks; the key binds this exact action.
     const policy: ApprovalPolicy = refine(entry.approval, pre.checks, { allowAutoFor: [...this.o.catalog.core.agent.approval.auto_approve] });
@@ -258,6 +268,8 @@ export class EffectRuntime {
         signal: controller.signal,
         deadlineMs,
         redact: secrets,
+        // Stored history is reachable only from here on: after capability and approval.
+        history: (this.history ??= new SessionSearch(this.o.db)),
         ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),
         ...(this.o.onProgress ? { onProgress: (p: { progress: number; total?: number; message?: string }) => this.progress(base, p) } : {}),
       });

@@ -162,4 +162,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX pending_approvals_status ON pending_approvals(status, created_at);
     `,
   },
+  {
+    // Full-text search over the stored history (session_search). The indexed text is every string
+    // in a message's model view except its bookkeeping fields, taken from the already-redacted rows;
+    // rowid is the message's rowid. Triggers keep it in step with messages, and the INSERT below
+    // backfills the rows written before this migration.
+    version: 5,
+    name: 'message-search',
+    sql: `
+      CREATE VIRTUAL TABLE message_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIEW message_search_text AS
+        SELECT m.rowid AS rowid,
+          CASE WHEN json_valid(m.content) THEN
+            COALESCE((SELECT group_concat(j.value, char(10)) FROM json_tree(m.content) j
+              WHERE j.type = 'text' AND COALESCE(j.key, '') NOT IN ('role', 'callId', 'id', 'tool_call_id', 'type')), '')
+          ELSE m.content END AS body
+        FROM messages m;
+      INSERT INTO message_fts (rowid, body) SELECT rowid, body FROM message_search_text;
+      CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO message_fts (rowid, body) SELECT rowid, body FROM message_search_text WHERE rowid = new.rowid;
+      END;
+      CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        DELETE FROM message_fts WHERE rowid = old.rowid;
+        INSERT INTO message_fts (rowid, body) SELECT rowid, body FROM message_search_text WHERE rowid = new.rowid;
+      END;
+      CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_fts WHERE rowid = old.rowid;
+      END;
+    `,
+  },
 ];

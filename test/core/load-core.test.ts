@@ -71,7 +71,7 @@ describe('the example core', () => {
   });
 
   it('exports the builtin toolsets it validates against', () => {
-    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks', 'web']);
+    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks', 'web', 'sessions']);
   });
 });
 

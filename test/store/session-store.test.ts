@@ -31,10 +31,10 @@ function caught(fn: () => unknown): Error {
   assert.fail('expected an error');
 }
 
-test('migrations 2 to 4 apply on top of migration 1 and leave spawns alone', (t) => {
+test('migrations 2 to 5 apply on top of migration 1 and leave spawns alone', (t) => {
   const { file } = tempStore(t);
   // A store as an earlier release left it: only migration 1.
-  tamper(file, "DROP TABLE pending_approvals; DROP TABLE task_logs; DROP TABLE tasks; DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DELETE FROM schema_migrations WHERE version IN (2, 3, 4);");
+  tamper(file, "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_update; DROP TRIGGER messages_fts_delete; DROP VIEW message_search_text; DROP TABLE message_fts; DROP TABLE pending_approvals; DROP TABLE task_logs; DROP TABLE tasks; DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DELETE FROM schema_migrations WHERE version IN (2, 3, 4, 5);");
   tamper(file, "INSERT INTO spawns (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, command, owner_pid, owner_start_marker, status, started_at) VALUES ('sp1', 1, 1, 1, 'linux', 'b', 'm', 'sh', 1, 'm', 'exited', 1)");
   const db = openStore(file);
   t.after(() => db.close());
@@ -43,6 +43,7 @@ test('migrations 2 to 4 apply on top of migration 1 and leave spawns alone', (t)
     { version: 2, name: 'sessions-audit' },
     { version: 3, name: 'tasks' },
     { version: 4, name: 'pending-approvals' },
+    { version: 5, name: 'message-search' },
   ]);
   assert.equal(db.prepare('SELECT COUNT(*) FROM spawns').pluck().get(), 1);
   const s = new SessionStore(db).createSession(alice, core);

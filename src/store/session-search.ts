@@ -1,0 +1,104 @@
+// Full-text search over stored history (FTS5, migration 5), scoped to the principal that owns it.
+// Rows hold durable views only (already redacted when they were written); a hit comes back as a
+// short snippet with where and when it was said, never the whole message.
+import type { Database } from './database.js';
+import type { PrincipalScope } from './session-store.js';
+import { StoreInputError } from './store-errors.js';
+
+export const MAX_SEARCH_QUERY_CHARS = 256;
+export const MAX_SEARCH_RESULTS = 20;
+/** Tokens of context a snippet shows around the match, and the characters it may take at most. */
+const SNIPPET_TOKENS = 16;
+const MAX_SNIPPET_CHARS = 400;
+
+export interface SessionSearchHit {
+  sessionId: string;
+  /** The turn's number in its session (1, 2, …), or null for a message outside any turn. */
+  turn: number | null;
+  role: string;
+  /** Epoch milliseconds. */
+  at: number;
+  /** Matched terms are wrapped in [ ]; cut text is marked with …. */
+  snippet: string;
+}
+
+export interface SessionSearchQuery {
+  /** FTS5 query syntax: words, "a phrase", word*, AND / OR / NOT, NEAR(a b, 5). */
+  query: string;
+  /** Only this session (the ordinary scope); null or absent: every session of the principal. */
+  sessionId?: string | null;
+  /** Default 10, at most MAX_SEARCH_RESULTS. */
+  limit?: number;
+}
+
+/** The query is not valid FTS5 syntax (or names a column that does not exist). */
+export class SearchQueryError extends StoreInputError {
+  /** What SQLite's FTS5 parser said (it may quote a fragment of the query). */
+  readonly syntax: string;
+  constructor(syntax: string) {
+    super('query', `is not a valid full-text query (${syntax}); use plain words, "a phrase" in double quotes, word* for a prefix, AND / OR / NOT between terms`);
+    this.name = 'SearchQueryError';
+    this.syntax = syntax;
+  }
+}
+
+interface HitRow {
+  session_id: string;
+  turn: number | null;
+  role: string;
+  created_at: number;
+  snippet: string | null;
+}
+
+export class SessionSearch {
+  private readonly q;
+
+  constructor(db: Database) {
+    // One statement for both scopes: the principal is always bound, the session optionally.
+    // Another principal's messages never join: s.principal is part of every match.
+    this.q = db.prepare(`
+      SELECT m.session_id, t.seq AS turn, m.role, m.created_at,
+             snippet(message_fts, 0, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet
+        FROM message_fts
+        JOIN messages m ON m.rowid = message_fts.rowid
+        JOIN sessions s ON s.id = m.session_id
+        LEFT JOIN turns t ON t.id = m.turn_id
+       WHERE message_fts MATCH @query
+         AND s.principal = @principal
+         AND (@session IS NULL OR m.session_id = @session)
+       ORDER BY rank, m.created_at DESC
+       LIMIT @limit`);
+  }
+
+  /** Hits for `scope.principal`, best first. Throws SearchQueryError for a malformed query. */
+  search(scope: PrincipalScope, q: SessionSearchQuery): SessionSearchHit[] {
+    const principal = (scope as PrincipalScope | undefined)?.principal;
+    if (typeof principal !== 'string' || principal.length === 0 || principal.length > 256) throw new StoreInputError('principal', 'must be a non-empty string');
+    const query = q?.query;
+    if (typeof query !== 'string' || query.trim() === '') throw new StoreInputError('query', 'must be a non-empty string');
+    if (query.length > MAX_SEARCH_QUERY_CHARS) throw new StoreInputError('query', `is ${query.length} characters, over the limit of ${MAX_SEARCH_QUERY_CHARS}`);
+    const session = q.sessionId ?? null;
+    if (session !== null && typeof session !== 'string') throw new StoreInputError('sessionId', 'must be a string or null');
+    const limit = Math.min(Math.max(1, Math.floor(Number(q.limit ?? 10)) || 1), MAX_SEARCH_RESULTS);
+    let rows: HitRow[];
+    try {
+      rows = this.q.all({ query, principal, session, limit }) as HitRow[];
+    } catch (err) {
+      // The statement is fixed, so an SQLITE_ERROR here comes from the query text FTS5 parsed;
+      // anything else (busy, corrupt, I/O) is not the caller's fault and stays an exception.
+      if ((err as { code?: unknown }).code === 'SQLITE_ERROR') throw new SearchQueryError((err as Error).message.slice(0, 120));
+      throw err;
+    }
+    return rows.map((r) => ({
+      sessionId: r.session_id,
+      turn: r.turn,
+      role: r.role,
+      at: r.created_at,
+      snippet: bounded(r.snippet ?? ''),
+    }));
+  }
+}
+
+function bounded(s: string): string {
+  return s.length > MAX_SNIPPET_CHARS ? `${s.slice(0, MAX_SNIPPET_CHARS - 1)}…` : s;
+}
