@@ -184,6 +184,7 @@ function tasksTable(r: TasksResultBench): string {
     ['figure', 'while tasks run', 'idle (same run)'],
     ['event-loop lag p99', fmtMs(r.lagP99Ms), fmtMs(r.idleLagP99Ms)],
     ['event-loop lag max', fmtMs(r.lagMaxMs), '-'],
+    ['  lag p99 while starting / while running and ending', `${fmtMs(r.startLagP99Ms)} / ${fmtMs(r.runLagP99Ms)}`, '-'],
     ['supervisor RSS', `${r.peakRssMiB.toFixed(1)} MiB peak`, `${r.baseRssMiB.toFixed(1)} MiB`],
   ];
   const notes = [

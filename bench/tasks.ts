@@ -14,6 +14,9 @@ export interface TasksResultBench {
   wallMs: number;
   lagP99Ms: number;
   lagMaxMs: number;
+  /** The same figure for the start phase (200 spawns) and for the rest (output, exits, ends). */
+  startLagP99Ms: number;
+  runLagP99Ms: number;
   idleLagP99Ms: number;
   peakRssMiB: number;
   baseRssMiB: number;
@@ -42,11 +45,22 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
     const lag = monitorEventLoopDelay({ resolution: 10 });
     lag.enable();
+    // BENCH_LAG_TRACE=1: print each stall over 40 ms with its time since the start, to find its cause.
+    let lastTick = performance.now();
+    const tStart = lastTick;
+    const trace = process.env.BENCH_LAG_TRACE === '1' ? setInterval(() => {
+      const now = performance.now();
+      if (now - lastTick > 45) process.stderr.write(`stall ${(now - lastTick - 5).toFixed(0)} ms at +${((lastTick - tStart) / 1000).toFixed(2)} s (running ${worker.running})\n`);
+      lastTick = now;
+    }, 5) : null;
     progress(`tasks: starting ${n} background terminal tasks`);
     const t0 = Date.now();
     // Each task prints 200 lines over ~2 s: logs flow while all of them run.
     const command = 'i=0; while [ $i -lt 200 ]; do echo "line $i of task output"; i=$((i+1)); [ $((i % 20)) -eq 0 ] && sleep 0.2; done';
     const ids: string[] = [];
+    if (trace) process.stderr.write(`starting at +${((performance.now() - tStart) / 1000).toFixed(2)} s\n`);
+    const startLag = monitorEventLoopDelay({ resolution: 10 });
+    startLag.enable();
     await Promise.all(
       Array.from({ length: n }, async () => {
         const r = await runtime.execute(runtime.request('terminal', { command, background: true })!, ectx);
@@ -56,7 +70,13 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
         ids.push(id);
       }),
     );
+    startLag.disable();
+    if (trace) process.stderr.write(`all started at +${((performance.now() - tStart) / 1000).toFixed(2)} s\n`);
+    const runLag = monitorEventLoopDelay({ resolution: 10 });
+    runLag.enable();
     while (worker.running > 0) await new Promise((r) => setTimeout(r, 100));
+    runLag.disable();
+    if (trace) clearInterval(trace);
     const wallMs = Date.now() - t0;
     lag.disable();
     clearInterval(rssTimer);
@@ -75,6 +95,8 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
       wallMs,
       lagP99Ms,
       lagMaxMs: lag.max / 1e6,
+      startLagP99Ms: startLag.percentile(99) / 1e6,
+      runLagP99Ms: runLag.percentile(99) / 1e6,
       idleLagP99Ms,
       peakRssMiB: peakRss / 1048576,
       baseRssMiB: baseRss / 1048576,

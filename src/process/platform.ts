@@ -60,6 +60,13 @@ export interface ProcessPlatform {
   adopt?(spawnId: string, child: import('node:child_process').ChildProcess): void;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
+  /**
+   * members() and signalTree() with the enumeration spread over several turns of the event loop
+   * (the ladder uses them when present). `leaderHeld` is read when trust in the group is decided,
+   * again when the walk ends, and right before signalling.
+   */
+  membersAsync?(tree: TreeIdentity, leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<TreeMember[]>;
+  signalTreeAsync?(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<TreeMember[]>;
   /** One signal round to the whole tree, every bare pid verified first. Returns the live members found. */
   signalTree(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

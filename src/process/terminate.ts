@@ -35,26 +35,31 @@ export async function terminateTree(o: LadderOptions): Promise<KillReport> {
     }
     return members;
   };
-  let live = note(platform.signalTree(tree, 'SIGTERM', o.leaderHeld(), seen));
+  // The enumeration is walked in slices where the platform can (Linux): many trees ending at once
+  // must not stall the event loop that serves every other tree.
+  const signalTree = (signal: 'SIGTERM' | 'SIGKILL'): Promise<TreeMember[]> | TreeMember[] =>
+    platform.signalTreeAsync ? platform.signalTreeAsync(tree, signal, o.leaderHeld, seen) : platform.signalTree(tree, signal, o.leaderHeld(), seen);
+  const members = (): Promise<TreeMember[]> | TreeMember[] => (platform.membersAsync ? platform.membersAsync(tree, o.leaderHeld, seen) : platform.members(tree, o.leaderHeld(), seen));
+  let live = note(await signalTree('SIGTERM'));
   if (live.length > 0) {
     const deadline = Date.now() + o.graceMs;
     while (Date.now() < deadline) {
       await sleep(Math.max(1, Math.min(pollMs, deadline - Date.now())));
       platform.reapAdopted(seen, o.leaders());
-      live = note(platform.members(tree, o.leaderHeld(), seen));
+      live = note(await members());
       if (live.length === 0) break;
     }
   }
   const killDeadline = Date.now() + (o.killPhaseMs ?? 5_000);
   let round = 0;
   for (;;) {
-    if (live.length > 0) live = note(platform.signalTree(tree, 'SIGKILL', o.leaderHeld(), seen));
+    if (live.length > 0) live = note(await signalTree('SIGKILL'));
     const waiting = platform.reapAdopted(seen, o.leaders());
     if (live.length === 0 && waiting === 0) break;
     if (Date.now() >= killDeadline) break;
     // SIGKILL is delivered asynchronously; the first re-checks come fast, then back off.
     await sleep(round++ < 10 ? 1 : pollMs);
-    live = note(platform.members(tree, o.leaderHeld(), seen));
+    live = note(await members());
   }
   return report(tree, o.tally, live);
 }

@@ -3,6 +3,7 @@
 // signal, and per-pid reaping of adopted orphans (never waitpid(-1): it steals libuv's children).
 import { closeSync } from 'node:fs';
 import { constants } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import * as libc from '../../../native-helpers/libc.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
 import type { StartMarker } from '../types.js';
@@ -72,29 +73,9 @@ export class LinuxPlatform implements ProcessPlatform {
   }
 
   signalTree(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {
-    const signo = constants.signals[signal];
     // Enumerate before signalling, so what the signal kills is still counted.
     const { live } = this.scan(tree, leaderHeld, seen);
-    // cgroup.kill reaches every member at once, forks in flight included.
-    if (signal === 'SIGKILL' && tree.cgroup) {
-      try {
-        killCgroup(tree.cgroup);
-      } catch {
-        // The cgroup may already be gone with its last member; the sweep below still runs.
-      }
-    }
-    // While Node has not reaped the leader, its pid (and so the group id) cannot be reused.
-    if (leaderHeld) {
-      try {
-        process.kill(-tree.pgid, signal);
-      } catch {
-        // ESRCH: the group is empty.
-      }
-    }
-    for (const m of live) {
-      if (m.pid === tree.pid && leaderHeld) continue; // already reached through the group
-      this.signalVerified(m.pid, m.startTime, signo);
-    }
+    this.signalMembers(tree, live, constants.signals[signal], signal, leaderHeld);
     return live;
   }
 
@@ -147,20 +128,93 @@ export class LinuxPlatform implements ProcessPlatform {
     }
   }
 
+  /**
+   * The same enumeration as members(), walked in slices of at most SLICE_MS with a turn of the
+   * event loop between them, so 200 trees ending together do not stall the supervisor.
+   */
+  async membersAsync(tree: TreeIdentity, leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<TreeMember[]> {
+    return (await this.scanAsync(tree, leaderHeld, seen)).live;
+  }
+
+  /** signalTree with the enumeration walked in slices; everything from the kill on is one synchronous block. */
+  async signalTreeAsync(tree: TreeIdentity, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<TreeMember[]> {
+    const { live } = await this.scanAsync(tree, leaderHeld, seen);
+    this.signalMembers(tree, live, constants.signals[signal], signal, leaderHeld());
+    return live;
+  }
+
+  private signalMembers(tree: TreeIdentity, live: readonly TreeMember[], signo: number, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean): void {
+    // cgroup.kill reaches every member at once, forks in flight included.
+    if (signal === 'SIGKILL' && tree.cgroup) {
+      try {
+        killCgroup(tree.cgroup);
+      } catch {
+        // The cgroup may already be gone with its last member; the sweep below still runs.
+      }
+    }
+    // While Node has not reaped the leader, its pid (and so the group id) cannot be reused.
+    if (leaderHeld) {
+      try {
+        process.kill(-tree.pgid, signal);
+      } catch {
+        // ESRCH: the group is empty.
+      }
+    }
+    for (const m of live) {
+      if (m.pid === tree.pid && leaderHeld) continue; // already reached through the group
+      this.signalVerified(m.pid, m.startTime, signo);
+    }
+  }
+
   private scan(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): { live: TreeMember[] } {
-    const leaderStart = BigInt(tree.startMarker.startTime);
     // A leader we no longer hold still vouches for its group while it is alive and unchanged.
-    const groupTrusted = leaderHeld || this.isSameProcess(tree.pid, tree.startMarker);
+    const walk = this.walker(tree, leaderHeld || this.isSameProcess(tree.pid, tree.startMarker), seen);
+    for (const pid of listPids()) walk.visit(pid);
+    return { live: walk.finish() };
+  }
+
+  private async scanAsync(tree: TreeIdentity, leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<{ live: TreeMember[] }> {
+    const held = leaderHeld();
+    const groupTrusted = held || this.isSameProcess(tree.pid, tree.startMarker);
+    const walk = this.walker(tree, groupTrusted, seen);
+    // A process that a member forks while the walk is under way is not in the first listing: list
+    // again after each pass and visit what is new (and what was gone when visited, in case its pid
+    // came back), until a listing brings nothing new. The last listing and the return are in one
+    // synchronous block, so the sweep is at least as fresh as a synchronous one.
+    const visited = new Set<number>();
+    let pending = listPids();
+    for (let pass = 0; pending.length > 0; pass++) {
+      for (let i = 0; i < pending.length; i++) {
+        if ((i & 7) === 0) await sliceBudget();
+        const pid = pending[i]!;
+        if (walk.visit(pid)) visited.add(pid);
+        else visited.delete(pid);
+      }
+      pending = listPids().filter((pid) => !visited.has(pid));
+      // A fork storm outside any tree could keep the listing growing: the ladder sweeps again anyway.
+      if (pass >= MAX_RELIST_PASSES) break;
+    }
+    // Group membership was trusted because the leader's pid could not be reused. That holds for the
+    // whole walk only if it still holds now (unreaped, or alive and unchanged, at both ends);
+    // otherwise walk again synchronously with what is true now.
+    if (groupTrusted && !(held ? leaderHeld() : this.isSameProcess(tree.pid, tree.startMarker))) return this.scan(tree, leaderHeld(), seen);
+    return { live: walk.finish() };
+  }
+
+  /** One enumeration's membership rules; visit() returns false for a pid that no longer exists. */
+  private walker(tree: TreeIdentity, groupTrusted: boolean, seen: Map<number, TreeMember>): { visit(pid: number): boolean; finish(): TreeMember[] } {
+    const leaderStart = BigInt(tree.startMarker.startTime);
     const inCgroup = tree.cgroup ? new Set(safeCgroupPids(tree.cgroup)) : null;
     const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`);
     const candidates: ProcStat[] = [];
     const members = new Map<number, ProcStat>();
-    for (const pid of listPids()) {
-      if (pid === process.pid) continue;
+    const visit = (pid: number): boolean => {
+      if (pid === process.pid) return true;
       const st = readStat(pid);
-      if (st === null || st.state === 'Z' || st.state === 'X') continue;
+      if (st === null) return false;
+      if (st.state === 'Z' || st.state === 'X') return true;
       // Nothing that started before the leader can belong to its tree.
-      if (BigInt(st.startTime) < leaderStart) continue;
+      if (BigInt(st.startTime) < leaderStart) return true;
       const known = seen.get(pid);
       if (
         (pid === tree.pid && st.startTime === tree.startMarker.startTime) ||
@@ -174,35 +228,62 @@ export class LinuxPlatform implements ProcessPlatform {
       } else {
         candidates.push(st);
       }
-    }
-    // Children of members are members, even if they cleared the marker from their environment.
-    let grew = true;
-    while (grew && candidates.length > 0) {
-      grew = false;
-      for (let i = candidates.length - 1; i >= 0; i--) {
-        const st = candidates[i]!;
-        if (members.has(st.ppid)) {
-          members.set(st.pid, st);
-          candidates.splice(i, 1);
-          grew = true;
+      return true;
+    };
+    const finish = (): TreeMember[] => {
+      // Children of members are members, even if they cleared the marker from their environment.
+      let grew = true;
+      while (grew && candidates.length > 0) {
+        grew = false;
+        for (let i = candidates.length - 1; i >= 0; i--) {
+          const st = candidates[i]!;
+          if (members.has(st.ppid)) {
+            members.set(st.pid, st);
+            candidates.splice(i, 1);
+            grew = true;
+          }
         }
       }
-    }
-    const live: TreeMember[] = [];
-    for (const st of members.values()) {
-      const leftSession = st.pid !== tree.pid && st.session !== tree.sid;
-      const m: TreeMember = {
-        pid: st.pid,
-        startTime: st.startTime,
-        escapee: leftSession || (st.pid !== tree.pid && st.ppid === process.pid),
-        leftSession,
-      };
-      const prev = seen.get(st.pid);
-      if (prev && prev.startTime === st.startTime) m.escapee ||= prev.escapee;
-      seen.set(st.pid, m);
-      live.push(m);
-    }
-    return { live };
+      const live: TreeMember[] = [];
+      for (const st of members.values()) {
+        const leftSession = st.pid !== tree.pid && st.session !== tree.sid;
+        const m: TreeMember = {
+          pid: st.pid,
+          startTime: st.startTime,
+          escapee: leftSession || (st.pid !== tree.pid && st.ppid === process.pid),
+          leftSession,
+        };
+        const prev = seen.get(st.pid);
+        if (prev && prev.startTime === st.startTime) m.escapee ||= prev.escapee;
+        seen.set(st.pid, m);
+        live.push(m);
+      }
+      return live;
+    };
+    return { visit, finish };
+  }
+}
+
+/**
+ * Most /proc reading per turn of the event loop, shared by every walk in this process: with one
+ * yield per walk, 200 walks would each take a slice in the same check phase, back to back.
+ */
+const SLICE_MS = 3;
+const MAX_RELIST_PASSES = 8;
+let turnStartedAt = performance.now();
+let nextTurn: Promise<void> | null = null;
+
+/** Resolves at once while this turn's budget lasts, else on a later turn (walks take turns in order). */
+async function sliceBudget(): Promise<void> {
+  while (performance.now() - turnStartedAt > SLICE_MS) {
+    nextTurn ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        nextTurn = null;
+        turnStartedAt = performance.now();
+        resolve();
+      }),
+    );
+    await nextTurn;
   }
 }
 
