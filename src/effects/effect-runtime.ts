@@ -14,6 +14,7 @@ import {
   type ApprovalBroker,
   type ApprovalDecision,
   type ApprovalPolicy,
+  type ArgumentPreview,
 } from '../policy/index.js';
 import { appendEventsGrouped, SessionSearch, SessionStore, type Database } from '../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
@@ -41,6 +42,8 @@ export interface EffectRuntimeOptions {
   secrets?: SecretStore;
   /** Runs background tasks (terminal background=true and the task tools); without it they are refused. */
   tasks?: RuntimeTaskWorker;
+  /** With onProgress: a "still running" beat this often while an adapter runs (default 10 s). */
+  heartbeatMs?: number;
 }
 
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
@@ -203,6 +206,16 @@ export class EffectRuntime {
       action: (bindings.length === 0 ? pre.action : { kind: pre.action.kind, target: { ...pre.action.target, secrets: bindings.map((b) => ({ secret: b.secret, env: b.env })) } }) as never,
     });
     base.approvalKey = key.id;
+    // What the operator is shown (and what a pending request stores) passes the redactor too: a
+    // model can put a known secret's value into its arguments. The key above binds the real action.
+    let shown: { preview: ArgumentPreview; summary: string };
+    try {
+      const redact = this.redactor();
+      const preview = previewArguments(req.args);
+      shown = { preview: { ...preview, text: redact(preview.text) }, summary: redact(pre.summary) };
+    } catch {
+      return this.redactionFailed(ctx, base, events);
+    }
     let decision: ApprovalDecision;
     try {
       decision = await this.o.broker.decide(
@@ -211,8 +224,8 @@ export class EffectRuntime {
           policy,
           toolName: entry.name,
           capability: entry.capability,
-          preview: previewArguments(req.args),
-          actionSummary: pre.summary,
+          preview: shown.preview,
+          actionSummary: shown.summary,
           principalId: ctx.principal,
           sessionId: ctx.sessionId,
         },
@@ -261,6 +274,12 @@ export class EffectRuntime {
       overran = true;
       controller.abort();
     }, deadlineMs + BACKSTOP_MS);
+    // Long calls tell the operator they are still running (the model sees only the result).
+    const started = Date.now();
+    const beat = this.o.onProgress
+      ? setInterval(() => this.progress(base, { progress: Math.round((Date.now() - started) / 1000), message: 's, still running' }), this.o.heartbeatMs ?? 10_000)
+      : undefined;
+    beat?.unref();
     let out;
     try {
       out = await adapter.invoke(adapterEntry, req.args, {
@@ -279,6 +298,7 @@ export class EffectRuntime {
       return fail('ADAPTER_FAILED', 7, (err as Error).message);
     } finally {
       clearTimeout(timer);
+      clearInterval(beat);
       ctx.signal?.removeEventListener('abort', onAbort);
       bound?.overlay.wipe();
     }
