@@ -8,7 +8,7 @@ import * as libc from '../../../native-helpers/libc.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
-import { bootId, environHas, listPids, readStat, startTimeOf, type ProcStat } from './procfs.js';
+import { bootId, environBufferHas, listPids, readEnviron, readStat, startTimeOf, type ProcStat } from './procfs.js';
 import {
   cgroupEntryWrapper,
   cgroupPids,
@@ -169,17 +169,55 @@ export class LinuxPlatform implements ProcessPlatform {
   private scan(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): { live: TreeMember[] } {
     // A leader we no longer hold still vouches for its group while it is alive and unchanged.
     const walk = this.walker(tree, leaderHeld || this.isSameProcess(tree.pid, tree.startMarker), seen);
-    for (const pid of listPids()) walk.visit(pid);
+    for (const pid of listPids()) {
+      const st = readStat(pid);
+      if (st !== null) walk.visit(pid, st, () => readEnviron(pid));
+    }
     return { live: walk.finish() };
   }
 
-  private async scanAsync(tree: TreeIdentity, leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<{ live: TreeMember[] }> {
-    const held = leaderHeld();
-    const groupTrusted = held || this.isSameProcess(tree.pid, tree.startMarker);
-    const walk = this.walker(tree, groupTrusted, seen);
+  private scanAsync(tree: TreeIdentity, leaderHeld: () => boolean, seen: Map<number, TreeMember>): Promise<{ live: TreeMember[] }> {
+    return new Promise((resolve, reject) => {
+      this.walkQueue.push({ tree, leaderHeld, seen, resolve, reject });
+      if (!this.walking) void this.walkShared();
+    });
+  }
+
+  /** Walks asked for while one is under way wait for the next, and share it. */
+  private readonly walkQueue: WalkRequest[] = [];
+  private walking = false;
+
+  private async walkShared(): Promise<void> {
+    this.walking = true;
+    try {
+      // Requests made in the same turn share the first walk.
+      await new Promise<void>((r) => setImmediate(r));
+      while (this.walkQueue.length > 0) {
+        const batch = this.walkQueue.splice(0);
+        try {
+          await this.walkOnce(batch);
+        } catch (err) {
+          for (const r of batch) r.reject(err);
+        }
+      }
+    } finally {
+      this.walking = false;
+    }
+  }
+
+  /**
+   * One walk of /proc for several trees: each process's stat (and, when a rule needs it, environ)
+   * is read once for all of them, in slices under the shared per-turn budget.
+   */
+  private async walkOnce(batch: readonly WalkRequest[]): Promise<void> {
+    const trees = batch.map((r) => {
+      const held = r.leaderHeld();
+      const groupTrusted = held || this.isSameProcess(r.tree.pid, r.tree.startMarker);
+      return { r, held, groupTrusted, walk: this.walker(r.tree, groupTrusted, r.seen) };
+    });
     // A process that a member forks while the walk is under way is not in the first listing: list
     // again after each pass and visit what is new (and what was gone when visited, in case its pid
-    // came back), until a listing brings nothing new. The last listing and the return are in one
+    // came back), until a listing brings nothing new. The last listing and the results are in one
     // synchronous block, so the sweep is at least as fresh as a synchronous one.
     const visited = new Set<number>();
     let pending = listPids();
@@ -187,48 +225,61 @@ export class LinuxPlatform implements ProcessPlatform {
       for (let i = 0; i < pending.length; i++) {
         if ((i & 7) === 0) await sliceBudget();
         const pid = pending[i]!;
-        if (walk.visit(pid)) visited.add(pid);
-        else visited.delete(pid);
+        const st = readStat(pid);
+        if (st === null) {
+          visited.delete(pid);
+          continue;
+        }
+        visited.add(pid);
+        let env: Buffer | null | undefined;
+        const environ = (): Buffer | null => (env === undefined ? (env = readEnviron(pid)) : env);
+        for (const t of trees) t.walk.visit(pid, st, environ);
       }
       pending = listPids().filter((pid) => !visited.has(pid));
       // A fork storm outside any tree could keep the listing growing: the ladder sweeps again anyway.
       if (pass >= MAX_RELIST_PASSES) break;
     }
-    // Group membership was trusted because the leader's pid could not be reused. That holds for the
-    // whole walk only if it still holds now (unreaped, or alive and unchanged, at both ends);
-    // otherwise walk again synchronously with what is true now.
-    if (groupTrusted && !(held ? leaderHeld() : this.isSameProcess(tree.pid, tree.startMarker))) return this.scan(tree, leaderHeld(), seen);
-    return { live: walk.finish() };
+    for (const t of trees) {
+      // Group membership was trusted because the leader's pid could not be reused. That holds for
+      // the whole walk only if it still holds now (unreaped, or alive and unchanged, at both ends);
+      // otherwise walk again synchronously with what is true now.
+      const stillTrusted = t.held ? t.r.leaderHeld() : this.isSameProcess(t.r.tree.pid, t.r.tree.startMarker);
+      t.r.resolve(t.groupTrusted && !stillTrusted ? this.scan(t.r.tree, t.r.leaderHeld(), t.r.seen) : { live: t.walk.finish() });
+    }
   }
 
-  /** One enumeration's membership rules; visit() returns false for a pid that no longer exists. */
-  private walker(tree: TreeIdentity, groupTrusted: boolean, seen: Map<number, TreeMember>): { visit(pid: number): boolean; finish(): TreeMember[] } {
+  /** One enumeration's membership rules for one tree, fed one live process at a time. */
+  private walker(
+    tree: TreeIdentity,
+    groupTrusted: boolean,
+    seen: Map<number, TreeMember>,
+  ): { visit(pid: number, st: ProcStat, environ: () => Buffer | null): void; finish(): TreeMember[] } {
     const leaderStart = BigInt(tree.startMarker.startTime);
     const inCgroup = tree.cgroup ? new Set(safeCgroupPids(tree.cgroup)) : null;
     const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`);
     const candidates: ProcStat[] = [];
     const members = new Map<number, ProcStat>();
-    const visit = (pid: number): boolean => {
-      if (pid === process.pid) return true;
-      const st = readStat(pid);
-      if (st === null) return false;
-      if (st.state === 'Z' || st.state === 'X') return true;
+    const visit = (pid: number, st: ProcStat, environ: () => Buffer | null): void => {
+      if (pid === process.pid || st.state === 'Z' || st.state === 'X') return;
       // Nothing that started before the leader can belong to its tree.
-      if (BigInt(st.startTime) < leaderStart) return true;
+      if (BigInt(st.startTime) < leaderStart) return;
       const known = seen.get(pid);
+      const env = (): boolean => {
+        const e = environ();
+        return e !== null && environBufferHas(e, needle);
+      };
       if (
         (pid === tree.pid && st.startTime === tree.startMarker.startTime) ||
         (known !== undefined && known.startTime === st.startTime) ||
         inCgroup?.has(pid) ||
         (groupTrusted && (st.pgrp === tree.pgid || st.session === tree.sid)) ||
-        environHas(pid, needle) ||
+        env() ||
         (st.ppid === process.pid && !isDirectChild(pid) && tree.claimOrphan?.(BigInt(st.startTime)) === true)
       ) {
         members.set(pid, st);
       } else {
         candidates.push(st);
       }
-      return true;
     };
     const finish = (): TreeMember[] => {
       // Children of members are members, even if they cleared the marker from their environment.
@@ -262,6 +313,14 @@ export class LinuxPlatform implements ProcessPlatform {
     };
     return { visit, finish };
   }
+}
+
+interface WalkRequest {
+  tree: TreeIdentity;
+  leaderHeld: () => boolean;
+  seen: Map<number, TreeMember>;
+  resolve: (r: { live: TreeMember[] }) => void;
+  reject: (err: unknown) => void;
 }
 
 /**

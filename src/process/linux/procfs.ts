@@ -70,12 +70,21 @@ export function listPids(): number[] {
  * escapees, not adversarial ones (that is what cgroups are for).
  */
 export function environHas(pid: number, needle: Buffer): boolean {
-  let env: Buffer;
+  const env = readEnviron(pid);
+  return env !== null && environBufferHas(env, needle);
+}
+
+/** The process's initial environment (NUL-separated), or null when it cannot be read. */
+export function readEnviron(pid: number): Buffer | null {
   try {
-    env = readFileSync(`/proc/${pid}/environ`);
+    return readFileSync(`/proc/${pid}/environ`);
   } catch {
-    return false;
+    return null;
   }
+}
+
+/** True when `env` (a /proc environ) holds exactly the entry `needle` (`NAME=value`). */
+export function environBufferHas(env: Buffer, needle: Buffer): boolean {
   let at = env.indexOf(needle);
   while (at >= 0) {
     if (at === 0 || env[at - 1] === 0) {
