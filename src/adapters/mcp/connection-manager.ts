@@ -40,6 +40,8 @@ export interface McpConnectionManagerOptions {
   graceMs?: number;
   /** Cap on one JSON-RPC line from a server (default 4 MiB). */
   maxLineBytes?: number;
+  /** Trust anchors for HTTPS servers instead of the system roots (an internal CA, tests). */
+  ca?: string | Buffer;
 }
 
 export interface DiscoveryRequest {
@@ -272,6 +274,7 @@ export class McpConnectionManager {
                 onAbandon: (closing) => this.track(closing),
                 ...(this.o.graceMs !== undefined ? { graceMs: this.o.graceMs } : {}),
                 ...(this.o.maxLineBytes !== undefined ? { maxLineBytes: this.o.maxLineBytes } : {}),
+                ...(this.o.ca !== undefined ? { ca: this.o.ca } : {}),
               },
               remaining(),
             ),

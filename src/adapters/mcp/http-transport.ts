@@ -114,14 +114,24 @@ export class PinnedHttpTransport implements Transport {
     if (url.origin !== origin) {
       throw new UrlPolicyError('url.not_pinned', `MCP server ${this.o.server}: a request for ${auditUrl(url)} was refused; this connection reaches only ${this.o.target.audit}`);
     }
-    const res = await undiciFetch(url, {
-      method: init?.method ?? 'GET',
-      headers: { 'user-agent': 'isolation-supervisor (mcp)', ...plainHeaders(init?.headers) },
-      ...(init?.body !== undefined && init.body !== null ? { body: init.body as string } : {}),
-      ...(init?.signal ? { signal: init.signal } : {}),
-      redirect: 'manual',
-      dispatcher: this.agent,
-    });
+    let res: UndiciResponse;
+    try {
+      res = await undiciFetch(url, {
+        method: init?.method ?? 'GET',
+        headers: { 'user-agent': 'isolation-supervisor (mcp)', ...plainHeaders(init?.headers) },
+        ...(init?.body !== undefined && init.body !== null ? { body: init.body as string } : {}),
+        ...(init?.signal ? { signal: init.signal } : {}),
+        redirect: 'manual',
+        dispatcher: this.agent,
+      });
+    } catch (err) {
+      if (init?.signal?.aborted) throw err;
+      // undici says only "fetch failed"; the reason (refused, reset, TLS) is in its cause.
+      const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+      const code = typeof cause?.code === 'string' ? `${cause.code}: ` : '';
+      const why = typeof cause?.message === 'string' ? cause.message.slice(0, 200) : String((err as Error).message);
+      throw new Error(`request to ${this.o.target.audit} failed (${code}${why})`, { cause: err });
+    }
     if (REDIRECTS.has(res.status)) {
       const location = res.headers.get('location');
       let to: URL | null = null;

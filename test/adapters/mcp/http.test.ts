@@ -4,7 +4,8 @@
 // secret header back, and declarations the policy refuses.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCatalog, IMPLICIT_GRANT } from '../../../src/catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../../../src/core/index.js';
@@ -15,7 +16,7 @@ import { SessionStore } from '../../../src/store/index.js';
 import { mcpSecretResolver } from '../../../src/cli/core-session.js';
 import { liveConnection, type McpConnectionManager } from '../../../src/adapters/mcp/index.js';
 import { makeCore } from '../../core/temp-core.js';
-import { waitFor } from '../../helpers/procs.js';
+import { tempDir, waitFor } from '../../helpers/procs.js';
 import { mcpSuite, RecordingApprover } from './mcp-fixture.js';
 
 const TOKEN = 'mcp-http-bearer-5f2c9a7e-do-not-leak-1234';
@@ -36,6 +37,20 @@ function httpDecl(name: string, url: string, o: { network?: boolean; headers?: s
 }
 
 const SECRET_HEADER = '{ name: Authorization, value: { secret: MCP_TOKEN } }';
+
+/** A test CA and a server certificate for the IP address 127.0.0.1 (IP SAN), made with openssl. */
+function testCertificates(dir: string): string {
+  const run = (args: string[]): void => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    assert.equal(r.status, 0, `openssl ${args.join(' ')}: ${r.stderr}`);
+  };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=mcp http test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  run(['req', '-new', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'server.ext']);
+  return readFileSync(join(dir, 'ca.crt'), 'utf8');
+}
 
 describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fixtures use POSIX tools' }, () => {
   const s = mcpSuite();
@@ -146,6 +161,25 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
       loadCore(makeCore({ 'agent.yaml': 'name: t\n', 'agent/mcp/h.yaml': httpDecl('h', 'http://127.0.0.1:9/mcp', { headers: ['{ name: Host, value: evil.example }'] }) })),
       /transport\.headers\[0\]\.name.*set by the MCP transport itself/,
     );
+  });
+
+  test('https: the pinned connection verifies the server certificate (IP SAN); an untrusted one is refused', { skip: spawnSync('sh', ['-c', 'command -v openssl']).status !== 0 && 'needs openssl' }, async () => {
+    const certs = tempDir('mcp-tls-');
+    try {
+      const ca = testCertificates(certs.path);
+      const srv = await s.httpServer('basic', ['--tls', certs.path]);
+      assert.match(srv.url, /^https:\/\/127\.0\.0\.1:/);
+      const core = await coreWith({ 'agent/mcp/tls.yaml': httpDecl('tls', srv.url) });
+      const { found, call } = await session(core, s.manager({ ca }));
+      assert.equal(found.servers[0]!.state, 'connected', found.servers[0]!.message ?? '');
+      const echo = await call('tls_echo', { text: 'over tls' });
+      assert.ok(echo.ok && echo.views.model.content === 'over tls', JSON.stringify(echo));
+      const untrusted = await session(core, s.manager());
+      assert.deepEqual([untrusted.found.servers[0]!.state, untrusted.found.servers[0]!.code], ['failed', 'MCP_CONNECT_FAILED']);
+      assert.match(untrusted.found.servers[0]!.message!, /request to https:\/\/127\.0\.0\.1:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
+    } finally {
+      certs.remove();
+    }
   });
 
   test('a server that hangs on initialize is closed at its connect timeout; a healthy peer is not held up', async () => {
