@@ -2,6 +2,8 @@
 // 1. one tools/call through the supervisor (EffectRuntime: all eight steps, our stdio transport
 //    over a supervised tree, views, audit) vs the same call with a bare SDK client
 //    (StdioClientTransport) to the same fixture server, interleaved; target: p50 ratio <= 1.25.
+//    In the same loop, for the decomposition: the host path alone (our transport + SDK client) and
+//    the effect pipeline alone (the tools_list builtin, which does no I/O).
 // 2. discovery of 12 declared fixture servers of which 3 hang on initialize: time until the
 //    catalog is ready (target: within the connect timeout + 250 ms) and the highest concurrency of
 //    server operations (target: <= 4).
@@ -24,7 +26,7 @@ export const CALL_TARGET = 1.25;
 const READY_SLACK_MS = 250;
 
 export interface McpBenchResult {
-  call: { trials: number; supervisor: Summary; bare: Summary; ratio: number; target: number; pass: boolean; hostPath: Summary; hostRatio: number };
+  call: { trials: number; supervisor: Summary; bare: Summary; ratio: number; target: number; pass: boolean; hostPath: Summary; hostRatio: number; pipeline: Summary; pipelineRatio: number };
   discovery: { servers: number; hanging: number; connectTimeoutMs: number; readyMs: number; targetMs: number; connected: number; timedOut: number; highestConcurrency: number; limit: number; pass: boolean };
   pass: boolean;
 }
@@ -70,6 +72,8 @@ export async function runMcp(ctx: BenchContext): Promise<McpBenchResult> {
   const sv: number[] = [];
   const bv: number[] = [];
   const hv: number[] = [];
+  // The decomposition, in the same run: the eight steps around a builtin that does nearly nothing.
+  const pv: number[] = [];
   const conn = liveConnection(found.tools[0]!.connection)!;
   progress(`mcp: ${warmup} warm-up + ${trials} interleaved echo calls`);
   for (let i = 0; i < warmup + trials; i++) {
@@ -84,10 +88,15 @@ export async function runMcp(ctx: BenchContext): Promise<McpBenchResult> {
     const t2 = process.hrtime.bigint();
     await conn.call('echo', args, { timeoutMs: 10_000 });
     const h = msSince(t2);
+    const t3 = process.hrtime.bigint();
+    const listed = await runtime.execute(runtime.request('tools_list', {})!, { principal, sessionId: session.id });
+    const p = msSince(t3);
+    if (!listed.ok) throw new Error(`tools_list failed: ${listed.code} ${listed.message}`);
     if (i >= warmup) {
       sv.push(s);
       bv.push(b);
       hv.push(h);
+      pv.push(p);
     }
   }
   await bare.close();
@@ -130,6 +139,18 @@ export async function runMcp(ctx: BenchContext): Promise<McpBenchResult> {
   };
   await ctx.closeSupervisor(sup);
   const hostS = summarize(hv);
-  const call = { trials, supervisor: roundSummary(supS), bare: roundSummary(bareS), ratio: round(ratio), target: CALL_TARGET, pass: ratio <= CALL_TARGET, hostPath: roundSummary(hostS), hostRatio: round(hostS.median / bareS.median) };
+  const pipeS = summarize(pv);
+  const call = {
+    trials,
+    supervisor: roundSummary(supS),
+    bare: roundSummary(bareS),
+    ratio: round(ratio),
+    target: CALL_TARGET,
+    pass: ratio <= CALL_TARGET,
+    hostPath: roundSummary(hostS),
+    hostRatio: round(hostS.median / bareS.median),
+    pipeline: roundSummary(pipeS),
+    pipelineRatio: round(pipeS.median / bareS.median),
+  };
   return { call, discovery, pass: call.pass && discovery.pass };
 }

@@ -218,6 +218,7 @@ function mcpTable(r: McpBenchResult): string {
     ['measure', 'median', 'p90', 'baseline median', 'p90', 'ratio', 'target', 'verdict'],
     ['echo call: supervisor (8 steps + audit) vs bare SDK client', fmtMs(c.supervisor.median), fmtMs(c.supervisor.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.ratio), `<= ${c.target.toFixed(2)}x`, verdict(c.pass)],
     ['echo call: host path only (our transport + client, no effect pipeline)', fmtMs(c.hostPath.median), fmtMs(c.hostPath.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.hostRatio), '(info)', ''],
+    ['the effect pipeline alone (tools_list builtin: 8 steps + audit, no I/O)', fmtMs(c.pipeline.median), fmtMs(c.pipeline.p90), fmtMs(c.bare.median), fmtMs(c.bare.p90), fmtRatio(c.pipelineRatio), '(info)', ''],
   ];
   return [
     table(rows),

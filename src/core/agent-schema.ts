@@ -146,5 +146,6 @@ export type AgentConfig = z.output<typeof AgentConfigSchema>;
 export type ModelConfig = z.output<typeof ModelConfigSchema>;
 export type ToolOverride = z.output<typeof ToolOverrideSchema>;
 export type ApprovalConfig = z.output<typeof ApprovalConfigSchema>;
+export type NetworkConfig = z.output<typeof NetworkSchema>;
 export type ToolHostsConfig = z.output<typeof ToolHostsSchema>;
 export type RuntimeTarget = (typeof RUNTIME_TARGETS)[number];

@@ -16,6 +16,7 @@ export { APPROVAL_POLICIES, RISK_LEVELS, type ApprovalPolicy, type RiskLevel, ty
 export { RUNTIME_TARGETS, type AgentConfig, type ApprovalConfig, type ModelConfig, type ToolOverride, type RuntimeTarget } from './agent-schema.js';
 export { ISOLATION_TIERS, type IsolationTier, type IsolationHints, type ReadPathHint } from './tool-manifest-schema.js';
 export type { StdioTransport, HttpTransport, McpApproval, DiscoveredMcpTool } from './mcp-schema.js';
+export { mcpNetworkAllowlist } from './load-mcp.js';
 export {
   ScriptedModelScriptSchema,
   checkScriptedModelScript,

@@ -36,7 +36,7 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
   const workspace = await resolveWorkspace(root, opts, agent, agentSource, issues);
   const modelScript = agent !== null && agentSource !== null ? await readModelScript(reader, agent, agentSource) : null;
   const tools = await loadAuthoredTools(reader);
-  const mcp = await loadMcpDeclarations(reader, workspace);
+  const mcp = await loadMcpDeclarations(reader, workspace, agent?.network ?? null);
   if (agent !== null && agentSource !== null) {
     // Authored tools may take bindings too: their handler reads them from ctx.secrets.
     for (const p of secretsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));

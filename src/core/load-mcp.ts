@@ -1,6 +1,8 @@
 // agent/mcp/*.yaml: declarations only; nothing connects and no command runs here.
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { checkUrl, UrlPolicyError } from '../net/index.js';
+import type { NetworkConfig } from './agent-schema.js';
 import type { CoreReader } from './core-files.js';
 import { deepFreeze } from './deep-freeze.js';
 import { McpDeclarationSchema } from './mcp-schema.js';
@@ -15,7 +17,7 @@ export const MCP_DIR = 'agent/mcp';
  * Reads every declaration; `workspace` is the real workspace path, or null when it is unknown
  * (then cwd is not checked, since agent.yaml already has an issue). Sorted by server name.
  */
-export async function loadMcpDeclarations(reader: CoreReader, workspace: string | null): Promise<McpDeclaration[]> {
+export async function loadMcpDeclarations(reader: CoreReader, workspace: string | null, network?: NetworkConfig | null): Promise<McpDeclaration[]> {
   const entries = await reader.list(MCP_DIR, null);
   const byName = new Map<string, string>();
   const out: McpDeclaration[] = [];
@@ -45,6 +47,15 @@ export async function loadMcpDeclarations(reader: CoreReader, workspace: string 
       continue;
     }
     byName.set(d.name, e.rel);
+    if (d.transport.type === 'http') {
+      // The rules that need no DNS (scheme, local names, literal addresses) fail the load here, with
+      // the file and field; the DNS answers are judged again when the server is connected.
+      const problem = urlProblem(d.transport.url, mcpNetworkAllowlist(network, d.transport.network));
+      if (problem !== null) {
+        reader.issues.push(at(parsed.source, ['transport', 'url'], problem));
+        continue;
+      }
+    }
     let resolvedCwd: string | null = null;
     if (d.transport.type === 'stdio' && workspace !== null) {
       const problem = await cwdProblem(d.transport.cwd, workspace);
@@ -71,4 +82,24 @@ async function cwdProblem(cwd: string, workspace: string): Promise<string | null
     // A cwd that does not exist yet is checked again before the server starts.
   }
   return null;
+}
+
+interface NetworkLike {
+  readonly allow_hosts: readonly string[];
+  readonly allow_cidrs: readonly string[];
+}
+
+/** What an HTTP MCP server may reach: agent.yaml `network:` plus the declaration's own `transport.network`. */
+export function mcpNetworkAllowlist(core: Readonly<NetworkLike> | null | undefined, own: Readonly<NetworkLike> | null | undefined): { hosts: string[]; cidrs: string[] } {
+  return { hosts: [...(core?.allow_hosts ?? []), ...(own?.allow_hosts ?? [])], cidrs: [...(core?.allow_cidrs ?? []), ...(own?.allow_cidrs ?? [])] };
+}
+
+function urlProblem(url: string, allow: { hosts: string[]; cidrs: string[] }): string | null {
+  try {
+    checkUrl(url, allow);
+    return null;
+  } catch (err) {
+    if (!(err instanceof UrlPolicyError)) throw err;
+    return `is refused by the URL policy (${err.message}); a server on this machine or a private network needs an explicit opening: add e.g. transport.network: { allow_cidrs: ['127.0.0.1/32'] } to this declaration (this server only) or network: to agent.yaml`;
+  }
 }

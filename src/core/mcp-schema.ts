@@ -1,6 +1,7 @@
 // agent/mcp/*.yaml: MCP server declarations, and the shape of a tool the MCP host discovered from one.
 import { z } from 'zod';
 import { approvalPolicy, clip, httpUrlField, literalOrSecret, nameField, riskLevel } from './fields.js';
+import { NetworkSchema } from './agent-schema.js';
 import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN } from './names.js';
 
 const EnvEntrySchema = z
@@ -10,9 +11,16 @@ const EnvEntrySchema = z
   })
   .strict();
 
+// Headers the transport sets itself (framing, session, protocol) or that would change where or how a
+// request goes: a declaration cannot override them.
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+
 const HeaderEntrySchema = z
   .object({
-    name: z.string().regex(HEADER_NAME_PATTERN, { message: "must be an HTTP header name (token characters, no spaces or ':'); write e.g. 'Authorization'" }),
+    name: z
+      .string()
+      .regex(HEADER_NAME_PATTERN, { message: "must be an HTTP header name (token characters, no spaces or ':'); write e.g. 'Authorization'" })
+      .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()), { message: 'is set by the MCP transport itself (framing, session or routing); remove this entry' }),
     value: literalOrSecret({ forbid: /[\r\n\0]/, forbidWhy: 'contains CR, LF or NUL, which would split the header; remove them' }),
   })
   .strict();
@@ -47,6 +55,9 @@ export const HttpTransportSchema = z
     type: z.literal('http'),
     url: httpUrl,
     headers: z.array(HeaderEntrySchema).max(64).default([]).superRefine(uniqueNames('header')),
+    // Openings in the URL policy for this server only, same shape as agent.yaml `network:` (which
+    // applies too); a server on this machine or a private network needs one, e.g. 127.0.0.1/32.
+    network: NetworkSchema.optional(),
   })
   .strict();
 

@@ -11,6 +11,9 @@ export interface PinnedAgentOptions {
   /** Extra trust anchors (an operator's internal CA, a test CA); the system roots stay in use otherwise. */
   readonly ca?: string | Buffer | ReadonlyArray<string | Buffer>;
   readonly connectTimeoutMs?: number;
+  /** undici's waits for response headers and between body chunks; 0 turns one off (a long-lived event stream). Default undici's 300 s. */
+  readonly headersTimeoutMs?: number;
+  readonly bodyTimeoutMs?: number;
 }
 
 const defaultPort = (protocol: string): string => (protocol === 'https:' ? '443' : '80');
@@ -34,6 +37,8 @@ export function createPinnedAgent(target: PinnedTarget, options: PinnedAgentOpti
     rejectUnauthorized: true,
   });
   return new Agent({
+    ...(options.headersTimeoutMs !== undefined ? { headersTimeout: options.headersTimeoutMs } : {}),
+    ...(options.bodyTimeoutMs !== undefined ? { bodyTimeout: options.bodyTimeoutMs } : {}),
     connect(opts, callback) {
       const port = opts.port || defaultPort(opts.protocol);
       if (opts.hostname !== expectedHost || opts.protocol !== target.url.protocol || port !== expectedPort) {

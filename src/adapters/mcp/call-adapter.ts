@@ -53,13 +53,20 @@ async function invoke(entry: AdapterEntry, args: unknown, env: InvokeEnv): Promi
   const timeoutMs = Math.max(1, Math.min(conn.declaration.call_timeout_seconds * 1000, env.deadlineMs));
   const t0 = Date.now();
   let progress = 0;
+  const onProgress = env.onProgress;
   const result = await conn.call(tool, argsObject(args), {
     signal: env.signal,
     timeoutMs,
-    onProgress: (p) => {
-      progress++;
-      env.onProgress?.(p);
-    },
+    // A progress token is asked for only when someone shows progress: it costs the server and us a
+    // notification per step, and the bare client the benchmark compares with asks for none.
+    ...(onProgress
+      ? {
+          onProgress: (p: { progress: number; total?: number; message?: string }) => {
+            progress++;
+            onProgress(p);
+          },
+        }
+      : {}),
   });
   const { text, truncated, parts } = resultText(result);
   return {

@@ -19,7 +19,7 @@ import {
 import type { ProcessSupervisor } from '../../process/index.js';
 import { McpConnection } from './connection.js';
 import { declarationFingerprint } from './declaration.js';
-import { resolveServerEnv, type McpEnvResolver } from './server-env.js';
+import { resolveServerEnv, resolveServerHeaders, type McpEnvResolver } from './server-env.js';
 import { McpError } from './errors.js';
 import { registerConnection, unregisterConnection } from './live-connections.js';
 import { mcpToolName, toolFilter } from './names.js';
@@ -40,6 +40,8 @@ export interface McpConnectionManagerOptions {
   graceMs?: number;
   /** Cap on one JSON-RPC line from a server (default 4 MiB). */
   maxLineBytes?: number;
+  /** Trust anchors for HTTPS servers instead of the system roots (an internal CA, tests). */
+  ca?: string | Buffer;
 }
 
 export interface DiscoveryRequest {
@@ -95,7 +97,7 @@ interface Plan {
   fp: string;
   key: string;
   status: ServerStatus;
-  env?: { env: Record<string, string>; redact: string[] };
+  env?: { env: Record<string, string>; headers?: Record<string, string>; redact: string[] };
 }
 
 export class McpConnectionManager {
@@ -204,11 +206,8 @@ export class McpConnectionManager {
     if (failure && this.now() - failure.at < this.ttl) {
       return fail(plan, failure.error, true);
     }
-    if (d.transport.type !== 'stdio') {
-      return fail(plan, new McpError('NOT_IMPLEMENTED', d.name, `MCP server ${d.name}: the ${d.transport.type} transport is not implemented yet (only stdio); nothing was connected`), false);
-    }
     const policy = foldGlobal(d.approval.connect ?? 'prompt', req.core.agent.approval.default, Object.entries(req.core.agent.approval.rules).map(([c, p]) => ({ capability: c, policy: p })), capability);
-    const t = d.transport;
+    const { preview, summary } = connectPreview(d);
     const decision = await req.broker.decide(
       {
         key: approvalKey({
@@ -223,8 +222,8 @@ export class McpConnectionManager {
         policy,
         toolName: `mcp.connect.${d.name}`,
         capability,
-        preview: previewArguments({ command: t.command, args: t.args, cwd: t.cwd, env: t.env.map((e) => e.name) }),
-        actionSummary: `start MCP server ${d.name}: ${[t.command, ...t.args].join(' ')}`.slice(0, 500),
+        preview,
+        actionSummary: summary,
         principalId: req.principal,
         sessionId: req.sessionId,
       },
@@ -232,9 +231,13 @@ export class McpConnectionManager {
     );
     status.approval = `${decision.approved ? 'approved' : 'denied'} by ${decision.source}`;
     if (!decision.approved) return deny(plan, 'APPROVAL_DENIED', `MCP server ${d.name}: connect not approved (${decision.reason}); nothing was started`);
-    // Only now, after approval: the declared environment (secret values included).
+    // Only now, after approval: the declared environment or headers (secret values included).
     try {
-      plan.env = await resolveServerEnv(d, req.resolveEnv);
+      if (d.transport.type === 'stdio') plan.env = await resolveServerEnv(d, req.resolveEnv);
+      else {
+        const h = await resolveServerHeaders(d, req.resolveEnv);
+        plan.env = { env: {}, headers: h.headers, redact: h.redact };
+      }
     } catch (err) {
       if (err instanceof McpError) return fail(plan, err, false);
       throw err;
@@ -264,11 +267,14 @@ export class McpConnectionManager {
                 declaration: d,
                 declarationFingerprint: p.fp,
                 env: p.env!.env,
+                ...(p.env!.headers ? { headers: p.env!.headers } : {}),
+                network: req.core.agent.network,
                 redact: p.env!.redact,
                 cwd: d.resolvedCwd ?? req.core.workspace,
                 onAbandon: (closing) => this.track(closing),
                 ...(this.o.graceMs !== undefined ? { graceMs: this.o.graceMs } : {}),
                 ...(this.o.maxLineBytes !== undefined ? { maxLineBytes: this.o.maxLineBytes } : {}),
+                ...(this.o.ca !== undefined ? { ca: this.o.ca } : {}),
               },
               remaining(),
             ),
@@ -383,4 +389,20 @@ function catalogTools(d: McpDeclaration, conn: McpConnection): McpCatalogTool[] 
     });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** What the operator is asked to approve: the command line, or the URL, header names and openings. */
+function connectPreview(d: McpDeclaration): { preview: ReturnType<typeof previewArguments>; summary: string } {
+  const t = d.transport;
+  if (t.type === 'stdio') {
+    return {
+      preview: previewArguments({ command: t.command, args: t.args, cwd: t.cwd, env: t.env.map((e) => e.name) }),
+      summary: `start MCP server ${d.name}: ${[t.command, ...t.args].join(' ')}`.slice(0, 500),
+    };
+  }
+  // Header values are never shown: a literal may be a credential too.
+  return {
+    preview: previewArguments({ url: t.url, headers: t.headers.map((h) => h.name), ...(t.network ? { network: t.network } : {}) }),
+    summary: `connect to MCP server ${d.name} at ${t.url}`.slice(0, 500),
+  };
 }

@@ -3,12 +3,19 @@
 // declaration's connect timeout; a server that misses it is closed (its whole tree) and reported.
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError as SdkError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpDeclaration } from '../../core/index.js';
+import { mcpNetworkAllowlist, type CoreSnapshot, type McpDeclaration } from '../../core/index.js';
+import { resolvePinnedTarget, UrlPolicyError } from '../../net/index.js';
 import type { ProcessSupervisor, TreeOutcome } from '../../process/index.js';
+import { RedactionPatterns, redactText } from '../../redaction/index.js';
 import { manifestFingerprint } from './declaration.js';
 import { McpError } from './errors.js';
-import { SupervisedStdioTransport } from './stdio-transport.js';
+import { PinnedHttpTransport } from './http-transport.js';
+import { DEFAULT_MAX_LINE_BYTES, SupervisedStdioTransport } from './stdio-transport.js';
+
+/** What the connection needs of either transport beyond the SDK's interface. */
+type OwnedTransport = SupervisedStdioTransport | PinnedHttpTransport;
 
 /** tools/list pages followed at most (a server that pages forever is a broken server). */
 const MAX_PAGES = 100;
@@ -18,9 +25,15 @@ export interface OpenConnectionOptions {
   supervisor: ProcessSupervisor;
   declaration: McpDeclaration;
   declarationFingerprint: string;
-  /** The server's whole environment (allowlist + approved declared entries). */
+  /** The server's whole environment (allowlist + approved declared entries); stdio only. */
   env: Readonly<Record<string, string>>;
-  /** Secret values to keep out of the stderr log. */
+  /** The declared headers with their approved secret values; http only. */
+  headers?: Readonly<Record<string, string>>;
+  /** agent.yaml `network:`, the core-wide openings of the URL policy (http only). */
+  network?: CoreSnapshot['agent']['network'];
+  /** Extra trust anchors for an https server (an internal CA, tests). */
+  ca?: string | Buffer;
+  /** Secret values to keep out of the stderr log and of every error message. */
   redact: readonly string[];
   cwd: string;
   maxLineBytes?: number;
@@ -47,13 +60,16 @@ export class McpConnection {
   private readonly closeListeners = new Set<() => void>();
   private readonly client: Client;
   private stopping: Promise<TreeOutcome | null> | null = null;
+  private readonly secrets: RedactionPatterns | null;
 
   private constructor(
     readonly declaration: McpDeclaration,
     readonly declarationFingerprint: string,
-    private readonly transport: SupervisedStdioTransport,
+    private readonly transport: OwnedTransport,
+    redact: readonly string[],
   ) {
     this.server = declaration.name;
+    this.secrets = redact.length > 0 ? RedactionPatterns.compile(redact) : null;
     this.client = new Client(CLIENT_INFO, { capabilities: {} });
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       this.toolsChanged = true;
@@ -64,31 +80,23 @@ export class McpConnection {
     };
   }
 
-  /** Spawns, initializes and lists every page, all within `timeoutMs`; closes the server on any failure. */
+  /** Spawns (stdio) or resolves and pins (http), initializes and lists every page, all within `timeoutMs`; closes the server on any failure. */
   static async open(o: OpenConnectionOptions, timeoutMs: number): Promise<McpConnection> {
     const d = o.declaration;
-    if (d.transport.type !== 'stdio') {
-      throw new McpError('NOT_IMPLEMENTED', d.name, `MCP server ${d.name}: the ${d.transport.type} transport is not implemented yet (only stdio is); declare a stdio server or remove ${d.source.file}`);
-    }
-    const transport = new SupervisedStdioTransport(o.supervisor, {
-      server: d.name,
-      command: d.transport.command,
-      args: d.transport.args,
-      cwd: o.cwd,
-      env: o.env,
-      redact: o.redact,
-      ...(o.maxLineBytes !== undefined ? { maxLineBytes: o.maxLineBytes } : {}),
-      ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
-    });
-    const conn = new McpConnection(d, o.declarationFingerprint, transport);
     const deadline = Date.now() + timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
+    let conn: McpConnection | null = null;
     try {
-      await conn.client.connect(transport, { signal: controller.signal, timeout: timeoutMs });
+      conn = new McpConnection(d, o.declarationFingerprint, await McpConnection.transportFor(o, timeoutMs, controller.signal), o.redact);
+      await conn.client.connect(conn.transport, { signal: controller.signal, timeout: timeoutMs });
       await conn.listAll(deadline, controller.signal);
       return conn;
     } catch (err) {
+      if (!conn) {
+        if (err instanceof McpError) throw err;
+        throw new McpError('MCP_CONNECT_FAILED', d.name, `MCP server ${d.name}: its transport could not be set up: ${clip(String((err as Error)?.message ?? err))}`, { cause: err });
+      }
       // Not awaited: a server that ignores TERM must not hold up the others for its grace time.
       const closing = conn.close();
       if (o.onAbandon) o.onAbandon(closing);
@@ -97,6 +105,40 @@ export class McpConnection {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  private static async transportFor(o: OpenConnectionOptions, timeoutMs: number, signal: AbortSignal): Promise<OwnedTransport> {
+    const d = o.declaration;
+    const t = d.transport;
+    if (t.type === 'stdio') {
+      return new SupervisedStdioTransport(o.supervisor, {
+        server: d.name,
+        command: t.command,
+        args: t.args,
+        cwd: o.cwd,
+        env: o.env,
+        redact: o.redact,
+        ...(o.maxLineBytes !== undefined ? { maxLineBytes: o.maxLineBytes } : {}),
+        ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+      });
+    }
+    // One DNS lookup, every answer judged; every request of this connection dials the chosen address.
+    let target;
+    try {
+      target = await resolvePinnedTarget(t.url, { allow: mcpNetworkAllowlist(o.network, t.network), signal });
+    } catch (err) {
+      if (signal.aborted) throw new McpError('MCP_CONNECT_TIMEOUT', d.name, `MCP server ${d.name}: resolving its URL did not finish within the connect timeout (connect_timeout_seconds in ${d.source.file})`, { cause: err });
+      const why = err instanceof UrlPolicyError ? err.message : String((err as Error)?.message ?? err);
+      throw new McpError('MCP_URL_REFUSED', d.name, `MCP server ${d.name}: ${d.source.file} transport.url is refused by the URL policy (${why}); nothing was sent. Open it with transport.network (allow_hosts / allow_cidrs) in ${d.source.file}, or network: in agent.yaml`, { cause: err });
+    }
+    return new PinnedHttpTransport({
+      server: d.name,
+      target,
+      headers: o.headers ?? {},
+      maxMessageBytes: o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+      connectTimeoutMs: timeoutMs,
+      ...(o.ca ? { ca: o.ca } : {}),
+    });
   }
 
   get closed(): boolean {
@@ -150,7 +192,7 @@ export class McpConnection {
         throw new McpError('MCP_CALL_TIMEOUT', this.server, `MCP ${this.server}.${tool} did not answer within ${o.timeoutMs} ms (call_timeout_seconds or the effect deadline); the request was cancelled`, { cause: err });
       }
       if (this.closedFlag || (err instanceof SdkError && err.code === ErrorCode.ConnectionClosed)) throw this.goneError(tool, err);
-      throw new McpError('MCP_CALL_FAILED', this.server, `MCP ${this.server}.${tool} failed: ${clip((err as Error).message)}`, { cause: err });
+      throw new McpError('MCP_CALL_FAILED', this.server, `MCP ${this.server}.${tool} failed: ${clip(this.scrub((err as Error).message))}`);
     }
   }
 
@@ -181,6 +223,16 @@ export class McpConnection {
     this.manifest = manifestFingerprint(tools);
   }
 
+  /** Removes the connection's secret values (env or headers) from text a server may have written. */
+  private scrub(text: string): string {
+    if (!this.secrets) return text;
+    try {
+      return redactText(text, this.secrets);
+    } catch {
+      return '[a message that could not be redacted was withheld]';
+    }
+  }
+
   private goneError(tool?: string, cause?: unknown): McpError {
     const what = tool ? `${this.server}.${tool}` : this.server;
     const why = this.transport.failure ? `: ${this.transport.failure.message}` : '';
@@ -189,14 +241,20 @@ export class McpConnection {
 
   private connectError(err: unknown, timedOut: boolean, timeoutMs: number): McpError {
     if (err instanceof McpError && err.code !== 'MCP_SERVER_CLOSED') return err;
+    if (err instanceof UrlPolicyError) {
+      return new McpError('MCP_URL_REFUSED', this.server, `MCP server ${this.server}: ${this.scrub(err.message)}; nothing more was sent (transport.url in ${this.declaration.source.file})`);
+    }
     if (timedOut || (err instanceof SdkError && err.code === ErrorCode.RequestTimeout)) {
       // The declared bound, not the time left of it (a slot wait may have used part): what the user sets.
       const declared = this.declaration.connect_timeout_seconds * 1000;
       return new McpError('MCP_CONNECT_TIMEOUT', this.server, `MCP server ${this.server} did not finish initialize and tools/list within its connect timeout of ${declared} ms (connect_timeout_seconds in ${this.declaration.source.file}; ${timeoutMs} ms were left after waiting for a slot); it was closed`, { cause: err });
     }
     const stderr = this.transport.stderr.trim().split('\n').slice(-3).join(' | ');
-    const failure = this.transport.failure?.message ?? clip((err as Error)?.message ?? String(err));
-    return new McpError('MCP_CONNECT_FAILED', this.server, `MCP server ${this.server} failed to start: ${failure}${stderr ? ` (stderr: ${clip(stderr)})` : ''}`, { cause: err });
+    const status = err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code > 0 ? `HTTP ${err.code}: ` : '';
+    const failure = this.transport.failure?.message ?? clip(status + this.scrub((err as Error)?.message ?? String(err)));
+    const what = this.declaration.transport.type === 'http' ? 'failed to connect' : 'failed to start';
+    // No cause: an HTTP error's text is the server's body, which may echo a secret header.
+    return new McpError('MCP_CONNECT_FAILED', this.server, `MCP server ${this.server} ${what}: ${failure}${stderr ? ` (stderr: ${clip(stderr)})` : ''}`);
   }
 }
 

@@ -4,6 +4,10 @@
 export type McpErrorCode =
   /** A server wrote a line longer than the transport's cap; the server was closed. */
   | 'MCP_LINE_TOO_LONG'
+  /** An HTTP server's JSON answer or SSE event was over the cap; the connection was closed. */
+  | 'MCP_RESPONSE_TOO_LARGE'
+  /** The URL policy refused the server's URL, a DNS answer or a redirect; nothing (more) was sent. */
+  | 'MCP_URL_REFUSED'
   /** A line that is not a JSON-RPC message; the server was closed. */
   | 'MCP_PROTOCOL_ERROR'
   /** connect + tools/list did not finish within the declaration's connect timeout. */

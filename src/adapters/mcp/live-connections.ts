@@ -19,12 +19,22 @@ export function liveConnection(id: string): McpConnection | undefined {
 }
 
 /** `mcp:<server>/<connection id>/<server's tool name, URI-encoded>` (built by the catalog). */
-export function parseMcpAdapterKey(key: string): { server: string; connection: string; tool: string } | null {
+export function parseMcpAdapterKey(key: string): Readonly<{ server: string; connection: string; tool: string }> | null {
+  // Parsed twice per call (preflight, invoke) for a handful of keys: remembered, within a bound.
+  const known = parsedKeys.get(key);
+  if (known !== undefined) return known;
   const m = /^mcp:([^/]+)\/([^/]+)\/(.+)$/.exec(key);
-  if (!m) return null;
-  try {
-    return { server: m[1]!, connection: m[2]!, tool: decodeURIComponent(m[3]!) };
-  } catch {
-    return null;
+  let parsed: Readonly<{ server: string; connection: string; tool: string }> | null = null;
+  if (m) {
+    try {
+      parsed = Object.freeze({ server: m[1]!, connection: m[2]!, tool: decodeURIComponent(m[3]!) });
+    } catch {
+      parsed = null;
+    }
   }
+  if (parsedKeys.size >= MAX_PARSED_KEYS) parsedKeys.clear();
+  parsedKeys.set(key, parsed);
+  return parsed;
 }
+const MAX_PARSED_KEYS = 4096;
+const parsedKeys = new Map<string, Readonly<{ server: string; connection: string; tool: string }> | null>();

@@ -41,3 +41,33 @@ export async function resolveServerEnv(d: McpDeclaration, resolver: McpEnvResolv
   }
   return { env, redact };
 }
+
+/**
+ * The headers of an HTTP MCP server, resolved like env entries: literal values as written, secret
+ * values only now (after the connect approval) and through the same exact-grant resolver; every
+ * secret value goes into the redaction list of the connection's errors.
+ */
+export async function resolveServerHeaders(d: McpDeclaration, resolver: McpEnvResolver | undefined): Promise<{ headers: Record<string, string>; redact: string[] }> {
+  if (d.transport.type !== 'http') return { headers: {}, redact: [] };
+  const headers: Record<string, string> = {};
+  const redact: string[] = [];
+  for (const [i, h] of d.transport.headers.entries()) {
+    const where = `${d.source.file}: transport.headers[${i}] (${h.name})`;
+    if (typeof h.value === 'string') {
+      headers[h.name] = h.value;
+      continue;
+    }
+    const secret = h.value.secret;
+    if (!resolver) throw new McpError('MCP_ENV_DENIED', d.name, `${where}: secret ${secret} cannot be resolved here (no secret store was given to the MCP host); nothing was connected`);
+    let value: string;
+    try {
+      value = await resolver(d.name, secret, h.name);
+    } catch (err) {
+      throw new McpError('MCP_ENV_DENIED', d.name, `${where}: ${(err as Error).message}; nothing was connected`, { cause: err });
+    }
+    if (/[\r\n\0]/.test(value)) throw new McpError('MCP_ENV_DENIED', d.name, `${where}: the value of secret ${secret} holds CR, LF or NUL and cannot be sent as a header; nothing was connected`);
+    headers[h.name] = value;
+    if (value.length > 0) redact.push(value);
+  }
+  return { headers, redact };
+}

@@ -4,9 +4,10 @@
 // stderr goes through the redactor into a bounded log, and close() runs the TERM→KILL ladder on
 // the whole tree. Framing is the SDK's: one JSON-RPC message per '\n'-terminated line.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
 import { McpError } from './errors.js';
+import { jsonRpcMessage } from './json-rpc-envelope.js';
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_STDERR_LOG_CHARS = 16_000;
@@ -176,10 +177,15 @@ export class SupervisedStdioTransport implements Transport {
     let text = line.toString('utf8');
     if (text.endsWith('\r')) text = text.slice(0, -1);
     if (text.trim() === '') return;
-    let message: JSONRPCMessage;
+    let message: JSONRPCMessage | null;
+    let cause: unknown;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(text));
-    } catch (cause) {
+      message = jsonRpcMessage(JSON.parse(text));
+    } catch (err) {
+      message = null;
+      cause = err;
+    }
+    if (message === null) {
       // A stray log line on stdout would corrupt the protocol: the SDK reports and skips it; so do we.
       this.onerror?.(new McpError('MCP_PROTOCOL_ERROR', this.o.server, `MCP server ${this.o.server} wrote a line on stdout that is not a JSON-RPC message (skipped)`, { cause }));
       return;

@@ -164,13 +164,17 @@ describe('MCP discovery', { skip: process.platform !== 'linux' && 'fixtures use 
     assert.equal(alive(rb.servers[0]!.pid!), false);
   });
 
-  test('HTTP servers are not implemented yet: a clear NOT_IMPLEMENTED naming the transport, nothing asked', async () => {
-    const core = await s.core({ 'agent/mcp/web.yaml': 'name: web\ntransport:\n  type: http\n  url: https://mcp.example.com/mcp\n' });
-    const approver = new RecordingApprover(true);
-    const r = await s.manager().discover(request(core, 'sess', approver));
-    assert.deepEqual([r.servers[0]!.state, r.servers[0]!.code], ['failed', 'NOT_IMPLEMENTED']);
-    assert.match(r.servers[0]!.message!, /http transport is not implemented/);
-    assert.equal(approver.asked.length, 0);
+  test('an HTTP server behind a denied connect approval is never contacted, and its secret header is never read', async () => {
+    const srv = await s.httpServer('record');
+    const decl = `name: web\ntransport:\n  type: http\n  url: ${JSON.stringify(srv.url)}\n  headers: [{ name: Authorization, value: { secret: T } }]\n  network: { allow_cidrs: ['127.0.0.1/32'] }\napproval: { connect: prompt }\n`;
+    const core = await s.core({ 'agent/mcp/web.yaml': decl }, ['mcp.connect:web', 'secret:T'], '  default: auto\nsecrets:\n  T: { env: MCP_DISCOVERY_NEVER_READ }\n');
+    const approver = new RecordingApprover(false);
+    let read = 0;
+    const r = await s.manager().discover({ ...request(core, 'sess', approver), resolveEnv: async () => (read++, 'x') });
+    assert.deepEqual([r.servers[0]!.state, r.servers[0]!.code], ['denied', 'APPROVAL_DENIED']);
+    assert.match(approver.asked[0]!.actionSummary, /^connect to MCP server web at http:\/\/127\.0\.0\.1:/);
+    assert.equal(read, 0, 'no secret was resolved before approval');
+    assert.equal(srv.output().includes('request '), false, 'nothing was sent to the server');
     scratch.remove();
   });
 });

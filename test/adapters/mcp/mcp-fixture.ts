@@ -14,6 +14,15 @@ import { makeCore, removeTempCores } from '../../core/temp-core.js';
 import { markedPids, tempDir } from '../../helpers/procs.js';
 
 export const FIXTURE_SERVER = fileURLToPath(new URL('../../../../test/fixtures/mcp/server.mjs', import.meta.url));
+export const HTTP_FIXTURE_SERVER = fileURLToPath(new URL('../../../../test/fixtures/mcp/http-server.mjs', import.meta.url));
+
+/** A fixture MCP server over HTTP on 127.0.0.1, running as a supervised tree of the suite's supervisor. */
+export interface HttpFixture {
+  url: string;
+  /** Everything it printed on stdout (request logs of the `record` mode, cancellations, closed sessions). */
+  output(): string;
+  stop(): Promise<unknown>;
+}
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const NPM_SERVER = (name: 'everything' | 'memory' | 'filesystem'): string => join(ROOT, 'node_modules', '@modelcontextprotocol', `server-${name}`, 'dist', 'index.js');
 
@@ -51,12 +60,14 @@ export function mcpSuite() {
   let sup: ProcessSupervisor;
   let db: Database;
   const managers: McpConnectionManager[] = [];
+  const fixtures: HttpFixture[] = [];
   before(() => {
     sup = ProcessSupervisor.open({ stateDir: state.path });
     db = openStore(join(state.path, 'supervisor.db'));
   });
   afterEach(async () => {
     for (const m of managers.splice(0)) await m.close();
+    for (const f of fixtures.splice(0)) await f.stop();
     // Nothing a test started may outlive it: no process carries a spawn id of this supervisor's trees.
     const left = sup.liveTrees().flatMap((t) => markedPids(t.spawnId));
     assert.deepEqual(left, [], 'server processes left alive after the test');
@@ -72,6 +83,29 @@ export function mcpSuite() {
     supervisor: () => sup,
     db: () => db,
     stateDir: state.path,
+    /** Starts the HTTP fixture in `mode`; it is stopped after the test (before the leak check). */
+    async httpServer(mode: string, args: string[] = []): Promise<HttpFixture> {
+      let out = '';
+      let ready: (url: string) => void = () => undefined;
+      const listening = new Promise<string>((r) => (ready = r));
+      const tree = sup.spawnTree({
+        command: process.execPath,
+        args: [HTTP_FIXTURE_SERVER, mode, ...args],
+        cwd: ROOT,
+        artifacts: false,
+        graceMs: 500,
+        onStdout: (chunk) => {
+          out += chunk.toString('utf8');
+          const m = /listening (\S+)/.exec(out);
+          if (m) ready(m[1]!);
+        },
+      });
+      const f: HttpFixture = { url: '', output: () => out, stop: () => tree.stop() };
+      fixtures.push(f);
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the HTTP fixture (${mode}) did not listen within 10 s: ${out}`)), 10_000).unref());
+      f.url = await Promise.race([listening, timeout, tree.done.then((o) => Promise.reject(new Error(`the HTTP fixture exited: ${JSON.stringify(o.stderr.tail)}`)))]);
+      return f;
+    },
     manager(o: Partial<McpConnectionManagerOptions> = {}): McpConnectionManager {
       const m = new McpConnectionManager({ supervisor: sup, graceMs: 500, ...o });
       managers.push(m);
