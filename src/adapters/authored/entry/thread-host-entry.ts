@@ -4,6 +4,7 @@
 // the tools from each other nor the machine from them. A cancel terminates the thread running the
 // call (piscina replaces it). Child-side: imports only src/ipc/** and message types.
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { BroadcastChannel, type Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -32,7 +33,8 @@ const heapMb = flag('heap-mb', 256);
 
 /** Calls in flight, by id: how many relayed lines arrived, and the reply waiting for the rest. */
 interface Running {
-  abort: AbortController;
+  /** piscina takes an EventEmitter as the signal: far cheaper per call than an AbortController. */
+  abort: EventEmitter & { aborted: boolean };
   arrived: number;
   waiting: { reply: FromHostMessage; relayed: number } | null;
   /** The thread(s) piscina took out of the pool when this call was cancelled. */
@@ -95,7 +97,8 @@ function onMessage(m: ToHostMessage): void {
       // stopped: the supervisor then stops this whole host after its grace.
       relay.postMessage({ type: 'cancel', id: m.id });
       const before = pool.threads;
-      r.abort.abort();
+      r.abort.aborted = true;
+      r.abort.emit('abort');
       const after = new Set(pool.threads);
       r.dropped = before.filter((w) => !after.has(w));
       return;
@@ -107,10 +110,10 @@ function onMessage(m: ToHostMessage): void {
 }
 
 function start(m: CallMessage): void {
-  const r: Running = { abort: new AbortController(), arrived: 0, waiting: null, dropped: [] };
+  const r: Running = { abort: Object.assign(new EventEmitter(), { aborted: false }), arrived: 0, waiting: null, dropped: [] };
   running.set(m.id, r);
   const task = { id: m.id, tool: m.tool, input: m.input, secrets: m.secrets };
-  (pool.run(task, { signal: r.abort.signal }) as Promise<ThreadTaskResult>).then(
+  (pool.run(task, { signal: r.abort }) as Promise<ThreadTaskResult>).then(
     (out) => {
       if (r.arrived >= out.relayed) finish(m.id, out.reply);
       else {
@@ -120,7 +123,7 @@ function start(m: CallMessage): void {
       }
     },
     (err: unknown) => {
-      const reply = threadFailure(m.id, err, r.abort.signal.aborted);
+      const reply = threadFailure(m.id, err, r.abort.aborted);
       void Promise.all(r.dropped.map(exited)).then(() => finish(m.id, reply));
     },
   );
