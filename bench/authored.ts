@@ -1,8 +1,9 @@
 // Benchmark — authored: a no-op authored tool (test/fixtures/tools/noop) through the whole
 // EffectRuntime pipeline on a warm process-tier pool, next to a bare framed echo over the same
 // kind of pipe (spawnTree's data pipe) to a bare `node` child: the floor of process isolation.
-// Also, for the breakdown: the adapter alone (no runtime steps, no audit commit) and the no-op
-// builtin tools_list through the same runtime (its steps and audit commit, no child). Interleaved.
+// The thread tier's no-op (noop_thread, trusted by the fixture core) the same two ways. For the
+// decomposition: each adapter alone (no runtime steps, no audit commit) and the no-op builtin
+// tools_list through the same runtime (its steps and audit commit, no child). Interleaved.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { attachAuthoredTools, authoredAdapter } from '../src/adapters/authored/index.js';
@@ -48,11 +49,17 @@ export interface AuthoredResultBench {
   rounds: number;
   pipeline: Contender;
   adapter: Contender;
+  thread: Contender;
+  threadAdapter: Contender;
   builtin: Contender;
   floor: Contender;
   ratio: number;
+  /** The runtime's own steps and audit commit (builtin no-op p50) over the floor p50. */
+  stepsRatio: number;
   targetP50Ms: number;
   targetRatio: number;
+  threadTargetP50Ms: number;
+  threadPass: boolean;
   workersStarted: number;
   pass: boolean;
 }
@@ -83,18 +90,24 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
         waiting = resolve;
         pipe.write(encodeFrame({ type: 'call', id: `c${++seq}`, input: {} }));
       });
-    const pipelineCall = async (): Promise<void> => {
-      const r = await runtime.execute(runtime.request('noop', {})!, ectx);
-      if (!r.ok || r.isError) throw new Error(`the no-op authored effect failed: ${JSON.stringify(r)}`);
+    const viaRuntime = (tool: string) => async (): Promise<void> => {
+      const r = await runtime.execute(runtime.request(tool, {})!, ectx);
+      if (!r.ok || r.isError) throw new Error(`the no-op authored effect ${tool} failed: ${JSON.stringify(r)}`);
     };
-    const entry = { name: 'noop', adapterKey: 'authored:noop', capability: 'tool.call:noop' };
+    const pipelineCall = viaRuntime('noop');
+    const threadCall = viaRuntime('noop_thread');
     const env = { workspace: core.workspace, supervisor: sup, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'bench', sessionId: 'se_bench' } };
     const signal = new AbortController().signal;
-    const adapterCall = async (): Promise<void> => {
-      authoredAdapter.preflight(entry, {}, env);
-      const out = await authoredAdapter.invoke(entry, {}, { ...env, signal, deadlineMs: 10_000, redact: [] });
-      if (out.isError) throw new Error(out.text);
+    const viaAdapter = (tool: string) => {
+      const entry = { name: tool, adapterKey: `authored:${tool}`, capability: `tool.call:${tool}` };
+      return async (): Promise<void> => {
+        authoredAdapter.preflight(entry, {}, env);
+        const out = await authoredAdapter.invoke(entry, {}, { ...env, signal, deadlineMs: 10_000, redact: [] });
+        if (out.isError) throw new Error(out.text);
+      };
     };
+    const adapterCall = viaAdapter('noop');
+    const threadAdapterCall = viaAdapter('noop_thread');
     const builtinCall = async (): Promise<void> => {
       const r = await runtime.execute(runtime.request('tools_list', {})!, ectx);
       if (!r.ok) throw new Error(r.message);
@@ -103,13 +116,15 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     for (let i = 0; i < 300; i++) {
       await pipelineCall();
       await adapterCall();
+      await threadCall();
+      await threadAdapterCall();
       await builtinCall();
       await floorCall();
     }
     for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
     progress(`authored: ${rounds} rounds x ${perRound} calls of each contender, interleaved`);
-    const lat = { pipeline: [] as number[], adapter: [] as number[], builtin: [] as number[], floor: [] as number[] };
-    const wall = { pipeline: 0, adapter: 0, builtin: 0, floor: 0 };
+    const lat = { pipeline: [] as number[], adapter: [] as number[], thread: [] as number[], threadAdapter: [] as number[], builtin: [] as number[], floor: [] as number[] };
+    const wall = { pipeline: 0, adapter: 0, thread: 0, threadAdapter: 0, builtin: 0, floor: 0 };
     const time = async (name: keyof typeof lat, fn: () => Promise<unknown>): Promise<void> => {
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < perRound; i++) {
@@ -123,6 +138,8 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
       await time('floor', floorCall);
       await time('pipeline', pipelineCall);
       await time('adapter', adapterCall);
+      await time('thread', threadCall);
+      await time('threadAdapter', threadAdapterCall);
       await time('builtin', builtinCall);
     }
     for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
@@ -130,20 +147,28 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     const c = (k: keyof typeof lat): Contender => ({ perSecond: n / wall[k], latency: summarize(lat[k]) });
     const pipeline = c('pipeline');
     const floor = c('floor');
+    const builtin = c('builtin');
+    const thread = c('thread');
     const ratio = pipeline.latency.median / floor.latency.median;
     const targetP50Ms = 1;
     const targetRatio = 2;
+    const threadTargetP50Ms = 0.3;
     const workersStarted = hosts.pools().reduce((s, p) => s + p.stats.started, 0);
     return {
       calls: n,
       rounds,
       pipeline,
       adapter: c('adapter'),
-      builtin: c('builtin'),
+      thread,
+      threadAdapter: c('threadAdapter'),
+      builtin,
       floor,
       ratio,
+      stepsRatio: builtin.latency.median / floor.latency.median,
       targetP50Ms,
       targetRatio,
+      threadTargetP50Ms,
+      threadPass: thread.latency.median < threadTargetP50Ms,
       workersStarted,
       pass: pipeline.latency.median < targetP50Ms && ratio <= targetRatio,
     };

@@ -108,15 +108,30 @@ const wholeNumber = (what: string, min: number, max: number, example: number) =>
     .min(min, { message: `must be at least ${min}; write e.g. ${what}: ${example}` })
     .max(max, { message: `must be at most ${max}; write e.g. ${what}: ${example}` });
 
-/** Authored-tool hosts (process tier): pool size and when a worker is replaced. */
+/** Authored-tool hosts: pool size and when a worker is replaced; which tools the operator trusts. */
 export const ToolHostsSchema = z
   .object({
     pool_size: wholeNumber('pool_size', 1, 32, 2).optional(),
-    max_calls_per_worker: wholeNumber('max_calls_per_worker', 1, 1_000_000, 1000).optional(),
+    max_calls_per_worker: wholeNumber('max_calls_per_worker', 1, 1_000_000, 10_000).optional(),
     heap_mb: wholeNumber('heap_mb', 16, 16_384, 256).optional(),
     rss_mb: wholeNumber('rss_mb', 32, 65_536, 512).optional(),
+    // The operator's mark, never the tool's: only these authored tools may run in the thread tier
+    // (their manifest still has to ask for it). That tier is no boundary against the tool.
+    trusted: z.array(nameField('tool name')).max(256).default([]).superRefine(noDuplicates('tool name')),
+    // Worker threads of the one trusted tool host (the thread tier).
+    threads: wholeNumber('threads', 1, 64, 2).optional(),
   })
   .strict();
+
+/** Every name in tool_hosts.trusted must be one of this core's authored tools. */
+export function trustedToolsCrossCheck(agent: { tool_hosts?: { trusted: readonly string[] } | undefined }, authoredTools: readonly string[]): { path: (string | number)[]; message: string }[] {
+  const trusted = agent.tool_hosts?.trusted ?? [];
+  return trusted.flatMap((name, i) =>
+    authoredTools.includes(name)
+      ? []
+      : [{ path: ['tool_hosts', 'trusted', i], message: `'${name}' is not an authored tool of this core (${authoredTools.join(', ') || 'it has none'}); only authored tools can be trusted into the thread tier, remove it or add agent/tools/${name}/` }],
+  );
+}
 
 export const RUNTIME_TARGETS = ['local', 'claude-code'] as const;
 

@@ -1,7 +1,7 @@
 // loadCore: a core directory in, one deeply frozen snapshot with a content revision out.
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { AgentConfigSchema, type AgentConfig } from './agent-schema.js';
+import { AgentConfigSchema, trustedToolsCrossCheck, type AgentConfig } from './agent-schema.js';
 import { CoreReader } from './core-files.js';
 import { deepFreeze } from './deep-freeze.js';
 import { CoreLoadError, type CoreIssue } from './errors.js';
@@ -40,6 +40,7 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
   if (agent !== null && agentSource !== null) {
     // Authored tools may take bindings too: their handler reads them from ctx.secrets.
     for (const p of secretsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));
+    for (const p of trustedToolsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));
   }
 
   if (issues.length > 0 || agent === null || workspace === null) {

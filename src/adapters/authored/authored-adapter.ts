@@ -1,6 +1,7 @@
 // The authored-tool adapter (`authored:<name>` keys). Step 4 is pure: the manifest is attached,
-// the entry lies inside the tool directory, the tier is one this build runs. Step 7 runs the call
-// on a warm tool host under the deadline and the cancel signal.
+// the entry lies inside the tool directory, the tier is one this build runs (the thread tier only
+// for tools the operator marked trusted). Step 7 runs the call on a warm tool host, or on a thread
+// of the trusted host, under the deadline and the cancel signal.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CoreSnapshot } from '../../core/index.js';
@@ -12,17 +13,34 @@ import { AuthoredToolError } from './errors.js';
 import { toolHostConfig, type ToolHostConfig } from './host-config.js';
 import { isInsideDir, resolveReadHints, type HostSpec } from './host-launch.js';
 import { ToolHostPool } from './tool-host-pool.js';
+import { ThreadToolHost } from './thread-host.js';
 
 /** Inputs up to this size are bound into the approval key as they are; larger ones by digest. */
 const INPUT_IN_KEY_MAX = 2048;
 const RESULT_TEXT_MAX = 64 * 1024;
 const LOG_LINES_KEPT = 50;
 
+type Tier = 'process' | 'sandbox' | 'thread';
+
+/** A tool's checked launch data, worked out once per attached core (paths, tier, its pool). */
+interface ResolvedTool {
+  tool: AuthoredToolManifest;
+  tier: Tier;
+  spec: HostSpec;
+  /** The call message's `tool` part, the same for every call. */
+  wire: { name: string; entryPath: string; capabilities: string[]; dispatchCapability: string };
+  pool: ToolHostPool | null;
+}
+
 interface AttachedCore {
   core: CoreSnapshot;
   config: ToolHostConfig;
   tools: ReadonlyMap<string, AuthoredToolManifest>;
+  /** The operator's mark (agent.yaml tool_hosts.trusted): the only way into the thread tier. */
+  trusted: ReadonlySet<string>;
+  resolved: Map<string, ResolvedTool>;
   pools: Map<string, ToolHostPool>;
+  threadHost: ThreadToolHost | null;
 }
 
 /** Per supervisor, per workspace: the core whose authored tools it runs. */
@@ -32,6 +50,8 @@ export interface AuthoredToolsHandle {
   readonly config: ToolHostConfig;
   /** The pools started so far (one per tool and permission set). */
   pools(): ToolHostPool[];
+  /** The thread tier's trusted host, once a trusted tool was called. */
+  threadHost(): ThreadToolHost | null;
   /** Stops every worker of this core and detaches it. */
   close(): Promise<void>;
 }
@@ -53,15 +73,19 @@ export function attachAuthoredTools(supervisor: ProcessSupervisor, core: CoreSna
     core,
     config: toolHostConfig(core.agent.tool_hosts, overrides),
     tools: new Map(core.tools.map((t) => [t.name, t])),
+    trusted: new Set(core.agent.tool_hosts?.trusted ?? []),
+    resolved: new Map(),
     pools: new Map(),
+    threadHost: null,
   };
   byWs.set(core.workspace, entry);
   return {
     config: entry.config,
     pools: () => [...entry.pools.values()],
+    threadHost: () => entry.threadHost,
     async close() {
       if (byWs.get(core.workspace) === entry) byWs.delete(core.workspace);
-      await Promise.all([...entry.pools.values()].map((p) => p.close()));
+      await Promise.all([...[...entry.pools.values()].map((p) => p.close()), entry.threadHost?.close()]);
     },
   };
 }
@@ -75,7 +99,27 @@ function lookup(env: AdapterEnv, name: string): { at: AttachedCore; tool: Author
   return { at, tool };
 }
 
-function specFor(at: AttachedCore, tool: AuthoredToolManifest): HostSpec {
+/** The tier a tool runs in: its manifest's, where `thread` needs the operator's mark. */
+function tierOf(at: AttachedCore, tool: AuthoredToolManifest): Tier {
+  const asked = tool.isolation.tier;
+  if (asked !== 'thread') return asked;
+  if (at.trusted.has(tool.name)) return 'thread';
+  throw new AdapterCheckError(
+    `${tool.source.manifest}: isolation.tier: thread is refused: only the operator can put a tool in the thread tier, which runs it in a shared trusted host with no boundary against its code, and agent.yaml does not mark '${tool.name}' trusted. ` +
+      `Fix: set isolation.tier: process (or sandbox) in ${tool.source.manifest}, or, if the operator trusts this code, add '${tool.name}' to tool_hosts.trusted in agent.yaml`,
+  );
+}
+
+/** Step 4's checks of a tool (not cached when they fail, so a fixed machine is seen at once). */
+function resolveTool(at: AttachedCore, tool: AuthoredToolManifest): ResolvedTool {
+  const known = at.resolved.get(tool.name);
+  if (known) {
+    if (known.tier === 'sandbox') checkSandbox(tool);
+    return known;
+  }
+  const tier = tierOf(at, tool);
+  if (tier === 'sandbox') checkSandbox(tool);
+  if (tool.source.entrySha256 === '') throw new AdapterCheckError(`${tool.source.manifest}: entry '${tool.entry}' was not read when the core loaded; reload the core`);
   const toolDir = join(at.core.dir, tool.source.dir);
   const entryPath = join(at.core.dir, tool.source.entry);
   if (!isInsideDir(toolDir, entryPath)) throw new AdapterCheckError(`${tool.source.manifest}: entry '${tool.entry}' lies outside the tool directory; keep the code inside ${tool.source.dir}/`);
@@ -85,26 +129,28 @@ function specFor(at: AttachedCore, tool: AuthoredToolManifest): HostSpec {
   } catch (err) {
     throw new AdapterCheckError(`${tool.source.manifest}: ${(err as Error).message}`);
   }
-  const tier = tool.isolation.tier === 'sandbox' ? 'sandbox' : 'process';
-  return { toolName: tool.name, toolDir, entryPath, entrySha256: tool.source.entrySha256, readPaths, workspace: at.core.workspace, tier, network: tool.isolation.network };
+  const spec: HostSpec = { toolName: tool.name, toolDir, entryPath, entrySha256: tool.source.entrySha256, readPaths, workspace: at.core.workspace, tier: tier === 'sandbox' ? 'sandbox' : 'process', network: tool.isolation.network };
+  const r: ResolvedTool = { tool, tier, spec, wire: { name: tool.name, entryPath, capabilities: [...tool.capabilities], dispatchCapability: tool.capability }, pool: null };
+  at.resolved.set(tool.name, r);
+  return r;
 }
 
-function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, spec: HostSpec): ToolHostPool {
+function checkSandbox(tool: AuthoredToolManifest): void {
+  const a = sandboxAvailability();
+  if (!a.usable) throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier 'sandbox' is not usable on this machine: ${a.reason} (supervisor doctor shows it); run the tool with isolation.tier: process only if you accept the weaker boundary`);
+}
+
+function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, r: ResolvedTool): ToolHostPool {
+  if (r.pool) return r.pool;
+  const spec = r.spec;
   const key = JSON.stringify([spec.toolName, spec.entryPath, spec.entrySha256, spec.readPaths, spec.tier, spec.network]);
   let pool = at.pools.get(key);
   if (!pool) at.pools.set(key, (pool = new ToolHostPool(supervisor, spec, at.config)));
-  return pool;
+  return (r.pool = pool);
 }
 
-function checkTier(tool: AuthoredToolManifest): void {
-  const tier = tool.isolation.tier;
-  if (tier === 'process') return;
-  if (tier === 'sandbox') {
-    const a = sandboxAvailability();
-    if (!a.usable) throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier 'sandbox' is not usable on this machine: ${a.reason} (supervisor doctor shows it); run the tool with isolation.tier: process only if you accept the weaker boundary`);
-    return;
-  }
-  throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier '${tier}' is not implemented yet in this build (process and sandbox run); set isolation.tier: process or sandbox`);
+function threadHostFor(supervisor: ProcessSupervisor, at: AttachedCore): ThreadToolHost {
+  return (at.threadHost ??= new ThreadToolHost(supervisor, at.core.workspace, at.config));
 }
 
 function clip(s: string, n: number): string {
@@ -117,9 +163,7 @@ export const authoredAdapter: EffectAdapter = {
     if (tool.capability !== entry.capability) {
       throw new AdapterCheckError(`${tool.source.manifest}: the attached manifest's capability '${tool.capability}' differs from the catalog's '${entry.capability}'; rebuild the catalog from the attached core`);
     }
-    checkTier(tool);
-    if (tool.source.entrySha256 === '') throw new AdapterCheckError(`${tool.source.manifest}: entry '${tool.entry}' was not read when the core loaded; reload the core`);
-    const spec = specFor(at, tool);
+    const r = resolveTool(at, tool);
     const json = JSON.stringify(args ?? null);
     const input = json.length <= INPUT_IN_KEY_MAX ? { input: args } : { inputSha256: createHash('sha256').update(json).digest('hex'), inputBytes: Buffer.byteLength(json) };
     return {
@@ -127,54 +171,53 @@ export const authoredAdapter: EffectAdapter = {
       action: { kind: 'tool.call', target: { tool: tool.name, entrySha256: tool.source.entrySha256, ...input } },
       summary: clip(`${tool.name} ${json}`, 200),
       audit: {
-        tier: tool.isolation.tier,
+        tier: r.tier,
         entry: tool.source.entry,
         entrySha256: tool.source.entrySha256,
-        network: tool.isolation.network,
-        reads: spec.readPaths,
+        // The thread tier restricts neither: its audit says so rather than listing hints it ignores.
+        ...(r.tier === 'thread' ? { trusted: true } : { network: tool.isolation.network, reads: r.spec.readPaths }),
       },
     };
   },
 
   async invoke(entry, args, env) {
     const { at, tool } = lookup(env, entry.name);
-    checkTier(tool);
-    const pool = poolFor(env.supervisor, at, specFor(at, tool));
+    const r = resolveTool(at, tool);
     const logs: string[] = [];
     let logCount = 0;
     let progress: { done: number; total?: number } | null = null;
-    const secrets = env.secretEnv ? env.secretEnv({}) : {};
-    let r;
+    const hooks = {
+      onLog: (level: string, text: string) => {
+        logCount++;
+        logs.push(`${level}: ${text}`);
+        if (logs.length > LOG_LINES_KEPT) logs.shift();
+      },
+      onProgress: (done: number, total?: number) => (progress = total === undefined ? { done } : { done, total }),
+    };
+    const msg = { tool: r.wire, input: args ?? null, secrets: env.secretEnv ? env.secretEnv({}) : {}, deadlineMs: env.deadlineMs };
+    let reply;
+    let where: Record<string, unknown>;
     try {
-      r = await pool.call(
-        {
-          tool: { name: tool.name, entryPath: pool.spec.entryPath, capabilities: [...tool.capabilities], dispatchCapability: tool.capability },
-          input: args ?? null,
-          secrets,
-          deadlineMs: env.deadlineMs,
-        },
-        {
-          onLog: (level, text) => {
-            logCount++;
-            logs.push(`${level}: ${text}`);
-            if (logs.length > LOG_LINES_KEPT) logs.shift();
-          },
-          onProgress: (done, total) => (progress = total === undefined ? { done } : { done, total }),
-        },
-        env.signal,
-        env.deadlineMs,
-      );
+      if (r.tier === 'thread') {
+        const out = await threadHostFor(env.supervisor, at).call(msg, hooks, env.signal, env.deadlineMs);
+        reply = out.reply;
+        where = { hostPid: out.hostPid };
+      } else {
+        const out = await poolFor(env.supervisor, at, r).call(msg, hooks, env.signal, env.deadlineMs);
+        reply = out.reply;
+        where = { worker: out.workerId, workerPid: out.workerPid };
+      }
     } catch (err) {
       if (err instanceof AuthoredToolError && err.code === 'TIMEOUT') {
         // As the terminal does: the effect ran and ended by its deadline, told to the model as such.
-        return { text: `[TIMEOUT] ${err.message}`, isError: true, detail: { tier: 'process', code: 'TIMEOUT', logs, logCount, progress } };
+        return { text: `[TIMEOUT] ${err.message}`, isError: true, detail: { tier: r.tier, code: 'TIMEOUT', logs, logCount, progress } };
       }
       if (err instanceof AuthoredToolError) throw new AuthoredToolError(err.code, `[${err.code}] ${err.message}`, { cause: err });
       throw err;
     }
-    const detail = { tier: 'process', worker: r.workerId, workerPid: r.workerPid, logs, logCount, progress };
-    if (!r.reply.ok) return { text: `[${r.reply.code}] ${r.reply.message}`, isError: true, detail: { ...detail, code: r.reply.code } };
-    const text = JSON.stringify(r.reply.value ?? null);
+    const detail = { tier: r.tier, ...where, logs, logCount, progress };
+    if (!reply.ok) return { text: `[${reply.code}] ${reply.message}`, isError: true, detail: { ...detail, code: reply.code } };
+    const text = JSON.stringify(reply.value ?? null);
     return { text: clip(text, RESULT_TEXT_MAX), isError: false, detail: { ...detail, resultBytes: Buffer.byteLength(text) } };
   },
 };

@@ -60,14 +60,16 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
     assert.equal((out.views.durable as { audit: Record<string, unknown> }).audit.tier, 'process');
   });
 
-  test('a tool asking for the thread tier fails at step 4 with NOT_IMPLEMENTED naming the tier; its code never loads', async () => {
+  test('a manifest asking for the thread tier without the operator\'s mark is refused at step 4, naming the file, the field and the fix; its code never loads', async () => {
     const { core, runtime, ctx } = await runtimeFor(resolve(FIXTURES, 'tools'));
     const out = await runtime.execute(runtime.request('threaded', {})!, ctx);
     assert.equal(out.ok, false);
     if (out.ok) return;
-    assert.equal(out.code, 'NOT_IMPLEMENTED');
+    assert.equal(out.code, 'CHECK_FAILED');
     assert.equal(out.step, 4);
-    assert.match(out.message, /tier 'thread'/);
+    assert.match(out.message, /agent\/tools\/threaded\/tool\.yaml: isolation\.tier: thread is refused/);
+    assert.match(out.message, /tool_hosts\.trusted in agent\.yaml/);
+    assert.match(out.message, /set isolation\.tier: process/);
     assert.equal(existsSync(join(core.dir, 'agent/tools/threaded/ran')), false);
   });
 
@@ -126,6 +128,15 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
       assert.match(err.message, /agent\.yaml/);
       assert.match(err.message, /pool_size.*at least 1; write e\.g\. pool_size: 2/s);
       assert.match(err.message, /heap/);
+      return true;
+    });
+  });
+
+  test('tool_hosts.trusted may name only authored tools of the core', async () => {
+    const dir = makeCore({ 'agent.yaml': 'name: t\ntool_hosts:\n  trusted: [terminal]\n' });
+    await assert.rejects(loadCore(dir), (err: unknown) => {
+      assert.ok(err instanceof CoreLoadError);
+      assert.match(err.message, /tool_hosts\.trusted\[0\].*'terminal' is not an authored tool of this core/s);
       return true;
     });
   });

@@ -1,0 +1,213 @@
+// The thread tier, supervisor side: one trusted tool host per attached core, a supervised tree
+// (records, marker, kill ladder, reconciliation) with the same framed channel as the process
+// tier, running many calls at once on its piscina threads. A deadline or cancel terminates the
+// call's thread; a host that does not answer the cancel within the grace, crashes or breaks the
+// protocol is stopped whole, its calls fail, and the next call starts a fresh one.
+import { fileURLToPath } from 'node:url';
+import { allowlistedEnv } from '../../process/child-env.js';
+import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
+import { Channel, FromHostSchema, IpcError, TOOL_HOST_PROTOCOL, type CallMessage, type FromHostMessage, type ToHostMessage } from '../../ipc/index.js';
+import { AuthoredToolError } from './errors.js';
+import type { ToolHostConfig } from './host-config.js';
+import type { CallHooks, HostReply } from './tool-host-worker.js';
+
+export const THREAD_HOST_ENTRY = fileURLToPath(new URL('./entry/thread-host-entry.js', import.meta.url));
+
+interface Pending {
+  hooks: CallHooks;
+  resolve: (r: HostReply) => void;
+  reject: (e: AuthoredToolError) => void;
+  /** Set once a deadline or cancel was sent: the reply is then this error. */
+  stopping: AuthoredToolError | null;
+}
+
+/** One host process and the calls it is running. */
+class ThreadHostProcess {
+  readonly tree: SupervisedTree;
+  readonly ready: Promise<void>;
+  readonly pending = new Map<string, Pending>();
+  dead = false;
+  private readonly channel: Channel<FromHostMessage, ToHostMessage>;
+  private helloSeen = false;
+  private settle!: { resolve: () => void; reject: (e: AuthoredToolError) => void };
+  private failure: AuthoredToolError | null = null;
+  private readonly startTimer: NodeJS.Timeout;
+
+  constructor(supervisor: ProcessSupervisor, workspace: string, private readonly config: ToolHostConfig) {
+    this.ready = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
+    this.ready.catch(() => {});
+    this.tree = supervisor.spawnTree({
+      command: process.execPath,
+      // The main thread only relays; each worker thread gets the heap limit (piscina resourceLimits).
+      args: [THREAD_HOST_ENTRY, `--threads=${config.threads}`, `--heap-mb=${config.heapMb}`, `--max-frame-bytes=${config.maxFrameBytes}`, `--max-result-bytes=${config.maxResultBytes}`],
+      cwd: workspace,
+      // Trusted is not "given everything": the supervisor's environment (provider keys) stays out.
+      env: allowlistedEnv(),
+      channel: true,
+      artifacts: false,
+      tailChars: 2_000,
+      graceMs: config.graceMs,
+      drainAfterExitMs: 200,
+    });
+    const stream = this.tree.channel;
+    if (!stream) throw new AuthoredToolError('ADAPTER_FAILED', 'the trusted tool host was started without its data pipe');
+    this.channel = new Channel(stream, {
+      incoming: FromHostSchema,
+      maxFrameBytes: config.maxFrameBytes,
+      onMessage: (m) => this.onMessage(m),
+      onError: (e) => this.die(e.code === 'IPC_CLOSED' ? null : e),
+    });
+    this.startTimer = setTimeout(() => {
+      if (!this.helloSeen) this.die(new AuthoredToolError('ADAPTER_FAILED', `the trusted tool host did not start within ${config.startTimeoutMs} ms`));
+    }, config.startTimeoutMs);
+    void this.tree.done.then((o) => this.die(new AuthoredToolError('ADAPTER_FAILED', exitReason(o))));
+  }
+
+  send(m: ToHostMessage): void {
+    this.channel.send(m);
+  }
+
+  private onMessage(m: FromHostMessage): void {
+    if (!this.helloSeen) {
+      if (m.type !== 'hello') return this.protocol('IPC_VERSION', `the trusted tool host's first message was '${m.type}', not hello`);
+      if (m.protocol !== TOOL_HOST_PROTOCOL) return this.protocol('IPC_VERSION', `the trusted tool host speaks protocol ${m.protocol}; this supervisor speaks ${TOOL_HOST_PROTOCOL}`);
+      this.helloSeen = true;
+      clearTimeout(this.startTimer);
+      this.settle.resolve();
+      return;
+    }
+    if (m.type === 'hello' || m.type === 'idle') return this.protocol('IPC_UNEXPECTED', `a '${m.type}' from the trusted tool host, which sends neither after its hello`);
+    const p = this.pending.get(m.id);
+    // A call stopped at its deadline may still be answered by the host: that answer is dropped.
+    if (!p) return;
+    switch (m.type) {
+      case 'log':
+        p.hooks.onLog?.(m.level, m.text);
+        return;
+      case 'progress':
+        p.hooks.onProgress?.(m.done, m.total);
+        return;
+      case 'result':
+      case 'error':
+        this.pending.delete(m.id);
+        if (p.stopping) p.reject(p.stopping);
+        else p.resolve(m.type === 'result' ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message });
+        return;
+    }
+  }
+
+  private protocol(code: IpcError['code'], message: string): void {
+    this.channel.fail(new IpcError(code, message));
+  }
+
+  /** Stops the whole host; every call in flight fails with the first failure (or its own stop reason). */
+  die(err: IpcError | AuthoredToolError | null): void {
+    if (!this.failure && err) {
+      this.failure = err instanceof AuthoredToolError ? err : new AuthoredToolError(err.code, `the trusted tool host broke the protocol (${err.code}): ${err.message}; it was stopped`);
+    }
+    if (this.dead) return;
+    this.dead = true;
+    clearTimeout(this.startTimer);
+    this.channel.close();
+    void this.tree.stop('cancelled').then((o) => {
+      const why = this.failure ?? new AuthoredToolError('ADAPTER_FAILED', exitReason(o));
+      this.settle.reject(why);
+      for (const p of this.pending.values()) p.reject(p.stopping ?? why);
+      this.pending.clear();
+    });
+  }
+}
+
+/** The thread tier of one attached core: a trusted host, started on the first call, restarted after it dies. */
+export class ThreadToolHost {
+  private current: ThreadHostProcess | null = null;
+  private seq = 0;
+  private closed = false;
+  readonly stats = { started: 0 };
+
+  constructor(
+    private readonly supervisor: ProcessSupervisor,
+    private readonly workspace: string,
+    readonly config: ToolHostConfig,
+  ) {}
+
+  /** The live host's pid, if one runs. */
+  pid(): number | null {
+    return this.current && !this.current.dead ? this.current.tree.pid : null;
+  }
+
+  /** Runs one call on a thread; rejects with AuthoredToolError (TIMEOUT, CANCELLED, ADAPTER_FAILED, IPC_*). */
+  async call(msg: Omit<CallMessage, 'type' | 'id'>, hooks: CallHooks, signal: AbortSignal | undefined, deadlineMs: number): Promise<{ reply: HostReply; hostPid: number }> {
+    if (this.closed) throw new AuthoredToolError('ADAPTER_FAILED', 'the trusted tool host is closed');
+    if (signal?.aborted) throw new AuthoredToolError('CANCELLED', 'the call was cancelled before it started');
+    const t0 = Date.now();
+    const host = this.host();
+    await host.ready;
+    const left = Math.max(1, deadlineMs - (Date.now() - t0));
+    const id = `t${++this.seq}`;
+    const reply = await new Promise<HostReply>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        clearTimeout(grace);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const p: Pending = {
+        hooks,
+        stopping: null,
+        resolve: (r) => {
+          done();
+          resolve(r);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      };
+      let grace: NodeJS.Timeout | undefined;
+      const stopFor = (code: 'TIMEOUT' | 'CANCELLED'): void => {
+        if (p.stopping || !host.pending.has(id)) return;
+        const why = code === 'TIMEOUT' ? `the tool ran past its deadline of ${left} ms` : 'the call was cancelled';
+        p.stopping = new AuthoredToolError(code, `${why}; the thread that ran it was terminated`);
+        host.send({ type: 'cancel', id });
+        // A host that cannot stop the thread (stuck outside JavaScript) is stopped whole.
+        grace = setTimeout(() => {
+          p.stopping = new AuthoredToolError(code, `${why}; its thread did not stop within ${this.config.graceMs} ms, so the trusted tool host's whole tree was stopped`);
+          host.die(null);
+        }, this.config.graceMs);
+      };
+      const timer = setTimeout(() => stopFor('TIMEOUT'), left);
+      const onAbort = (): void => stopFor('CANCELLED');
+      signal?.addEventListener('abort', onAbort, { once: true });
+      host.pending.set(id, p);
+      host.send({ type: 'call', id, ...msg });
+    });
+    return { reply, hostPid: host.tree.pid };
+  }
+
+  /** Stops the host; resolves when its tree is gone. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const h = this.current;
+    this.current = null;
+    if (!h) return;
+    h.die(new AuthoredToolError('ADAPTER_FAILED', 'the trusted tool host was closed'));
+    await h.tree.done;
+  }
+
+  private host(): ThreadHostProcess {
+    if (this.current && !this.current.dead) return this.current;
+    try {
+      this.current = new ThreadHostProcess(this.supervisor, this.workspace, this.config);
+    } catch (err) {
+      throw new AuthoredToolError('ADAPTER_FAILED', `the trusted tool host could not be started: ${(err as Error).message}`, { cause: err });
+    }
+    this.stats.started++;
+    return this.current;
+  }
+}
+
+function exitReason(o: TreeOutcome): string {
+  const how = o.signal ? `was killed by ${o.signal}` : `exited with code ${o.exitCode}`;
+  const tail = o.stderr.tail.trim().split('\n').slice(-3).join(' | ').slice(0, 300);
+  return `the trusted tool host ${how}${tail ? `; stderr ends: ${tail}` : ''}`;
+}

@@ -1,0 +1,160 @@
+// The thread tier: tools the operator marked trusted (the fixture core's agent.yaml) run on piscina
+// threads inside one trusted tool host, a supervised child process. What it must still do: keep
+// the supervisor's environment out, stop a runaway call (terminating its thread, or the whole host
+// when the thread cannot be reached), survive the host dying, and serve the next call.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { alive, markedPids } from '../../helpers/procs.js';
+import { openHostFixture, rejection, type HostFixture } from './host-fixture.js';
+
+interface Where {
+  pid: number;
+  threadId: number;
+  isMainThread: boolean;
+  envKeys: string[];
+}
+const where = async (f: HostFixture): Promise<Where> => JSON.parse((await f.call('trusty', { action: 'where' })).text) as Where;
+
+describe('thread tier', { skip: process.platform !== 'linux' && 'the hostile suite runs on Linux CI' }, () => {
+  test('a trusted tool runs on a worker thread of a separate host process, without the supervisor environment', async () => {
+    process.env.THREAD_TIER_TEST_PROVIDER_KEY = 'sk-must-not-reach-the-host';
+    const f = await openHostFixture();
+    try {
+      const w = await where(f);
+      assert.notEqual(w.pid, process.pid);
+      assert.equal(w.isMainThread, false);
+      assert.ok(w.threadId > 0);
+      assert.equal(w.envKeys.includes('THREAD_TIER_TEST_PROVIDER_KEY'), false, w.envKeys.join(','));
+      assert.equal(f.hosts.threadHost()?.pid(), w.pid);
+      const out = await f.call('trusty', { action: 'where' });
+      assert.equal(out.detail.tier, 'thread');
+      assert.equal(out.detail.hostPid, w.pid);
+      // The process-tier pool was never involved.
+      assert.deepEqual(f.hosts.pools(), []);
+    } finally {
+      delete process.env.THREAD_TIER_TEST_PROVIDER_KEY;
+      await f.close();
+    }
+  });
+
+  test('log and progress lines reach the supervisor before the result; errors, capabilities and secrets behave as in the process tier', async () => {
+    const f = await openHostFixture();
+    try {
+      const talk = await f.call('trusty', { action: 'talk' });
+      assert.equal(talk.text, '"talked"');
+      assert.deepEqual(talk.detail.logs, ['info: line 0', 'info: line 1', 'info: line 2']);
+      assert.deepEqual(talk.detail.progress, { done: 3, total: 3 });
+      assert.equal((await f.call('trusty', { action: 'require', arg: 'fixture.read' })).text, '"allowed"');
+      const dispatch = await f.call('trusty', { action: 'require', arg: 'tool.call:trusty' });
+      assert.equal(dispatch.isError, true);
+      assert.match(dispatch.text, /^\[TOOL_CAPABILITY_DENIED\] 'tool\.call:trusty' is this tool's dispatch capability/);
+      const thrown = await f.call('trusty', { action: 'throws' });
+      assert.equal(thrown.text, '[FIXTURE_BROKE] it broke');
+      const bigint = await f.call('trusty', { action: 'unserializable' });
+      assert.match(bigint.text, /^\[TOOL_RESULT_INVALID\]/);
+      const secret = await f.call('trusty', { action: 'secret' }, { secrets: { API_TOKEN: 'tok-123' } });
+      assert.deepEqual(JSON.parse(secret.text), { secrets: { API_TOKEN: 'tok-123' } });
+      // The next call gets none: bindings are per call.
+      assert.deepEqual(JSON.parse((await f.call('trusty', { action: 'secret' })).text), { secrets: {} });
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a thread that loops forever is terminated at the deadline; the host stays and the next call runs on a fresh thread', async () => {
+    const f = await openHostFixture();
+    try {
+      const before = await where(f);
+      const t0 = Date.now();
+      const out = await f.call('trusty', { action: 'loop' }, { deadlineMs: 400 });
+      assert.equal(out.isError, true);
+      assert.match(out.text, /^\[TIMEOUT\] the tool ran past its deadline of \d+ ms; the thread that ran it was terminated/);
+      assert.ok(Date.now() - t0 < 400 + 450, `stopped in ${Date.now() - t0} ms`);
+      const after = await where(f);
+      assert.equal(after.pid, before.pid);
+      // Both threads: the one that looped is gone, so whichever serves now is not looping.
+      const next = await f.call('trusty', { action: 'talk' });
+      assert.equal(next.text, '"talked"');
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a cancel aborts ctx.signal and terminates the thread: CANCELLED, and the next call works', async () => {
+    const f = await openHostFixture();
+    try {
+      await where(f);
+      const ac = new AbortController();
+      const p = f.call('trusty', { action: 'sleep', arg: 30_000 }, { signal: ac.signal });
+      setTimeout(() => ac.abort(), 150);
+      const err = await rejection(p);
+      assert.equal(err.code, 'CANCELLED');
+      assert.match(err.message, /cancelled; the thread that ran it was terminated/);
+      assert.equal((await f.call('trusty', { action: 'talk' })).text, '"talked"');
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a thread stuck where termination cannot reach (a blocking wait on a child) gets the whole host tree stopped, its child included', async () => {
+    const f = await openHostFixture({ graceMs: 300 });
+    try {
+      const first = await where(f);
+      const out = await f.call('trusty', { action: 'stuck', arg: 60 }, { deadlineMs: 300 });
+      assert.match(out.text, /^\[TIMEOUT\] .*its thread did not stop within 300 ms, so the trusted tool host's whole tree was stopped/);
+      assert.equal(alive(first.pid), false);
+      const live = new Set(f.supervisor.liveTrees().map((t) => t.spawnId));
+      // The `sleep 60` the thread waited on carried the host's marker: nothing of that tree is left.
+      for (const id of f.spawnIds()) if (!live.has(id)) assert.deepEqual(markedPids(id), [], `tree ${id}`);
+      const next = await where(f);
+      assert.notEqual(next.pid, first.pid);
+      assert.equal(f.hosts.threadHost()?.stats.started, 2);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a tool that kills the trusted host fails its call with ADAPTER_FAILED; the supervisor and the next call are fine', async () => {
+    const f = await openHostFixture();
+    try {
+      const first = await where(f);
+      const err = await rejection(f.call('trusty', { action: 'killhost' }));
+      assert.equal(err.code, 'ADAPTER_FAILED');
+      assert.match(err.message, /the trusted tool host was killed by SIGKILL/);
+      const next = await where(f);
+      assert.notEqual(next.pid, first.pid);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('runaway allocation ends only its thread (heap limit per thread); process.exit ends only its thread', async () => {
+    const f = await openHostFixture();
+    try {
+      const first = await where(f);
+      const oom = await f.call('trusty', { action: 'allocate' });
+      assert.equal(oom.isError, true);
+      assert.match(oom.text, /^\[ERR_WORKER_OUT_OF_MEMORY\]/);
+      const exit = await f.call('trusty', { action: 'exit' });
+      assert.match(exit.text, /^\[THREAD_FAILED\] the tool's thread failed: worker exited with code: 3/);
+      const next = await where(f);
+      assert.equal(next.pid, first.pid);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('calls run concurrently, one per thread (tool_hosts.threads: 2)', async () => {
+    const f = await openHostFixture();
+    try {
+      await where(f);
+      const t0 = Date.now();
+      const outs = await Promise.all([f.call('trusty', { action: 'sleep', arg: 400 }), f.call('trusty', { action: 'sleep', arg: 400 })]);
+      const took = Date.now() - t0;
+      assert.deepEqual(outs.map((o) => o.text), ['"slept"', '"slept"']);
+      assert.ok(took < 750, `two 400 ms calls took ${took} ms: not concurrent`);
+    } finally {
+      await f.close();
+    }
+  });
+});
