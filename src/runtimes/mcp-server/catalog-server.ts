@@ -19,8 +19,8 @@ export function mcpToolsFor(catalog: ResolvedEffectCatalog): Tool[] {
   }));
 }
 
-/** What the server tells its owner about each call, before and after it runs. */
-export type CatalogCallGate = (tool: string) => { allow: true } | { allow: false; message: string };
+/** Asked before each call of a catalog tool runs: the owner's own budget (an external runtime's call ceiling). */
+export type CatalogCallGate = (tool: string, args: unknown) => { allow: true } | { allow: false; message: string };
 
 export interface CatalogServerOptions {
   runtime: EffectRuntime;
@@ -50,7 +50,7 @@ export function createCatalogServer(o: CatalogServerOptions, version = '1'): Ser
       o.onUnknownTool?.(name);
       return toolError(`UNKNOWN_TOOL: no tool named "${name}" in this session's catalog`);
     }
-    const verdict = o.gate?.(name) ?? { allow: true };
+    const verdict = o.gate?.(name, args) ?? { allow: true };
     if (!verdict.allow) return toolError(verdict.message);
     const signal = o.signal ? AbortSignal.any([o.signal, extra.signal]) : extra.signal;
     const outcome = await o.runtime.execute(req, {
