@@ -246,7 +246,9 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
             fold('runtime.builtin_attempt', { iteration, tool: t.name });
             o.onEvent({ type: 'builtin_attempt', iteration, name: t.name });
           }
-          if (iteration > p.budgets.maxTurns) limit('turns', `turn ${iteration} of at most ${p.budgets.maxTurns} (limits.max_iterations)`);
+          // A backstop on what the CLI reports (the tool-call count is the supervisor's own): the
+          // answer after the last allowed call is one more turn.
+          if (iteration > p.budgets.maxTurns + 1) limit('turns', `turn ${iteration} of at most ${p.budgets.maxTurns + 1} (limits.max_iterations + the final answer)`);
           return;
         }
         case 'tool_result':
@@ -275,7 +277,10 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
       stdout.once('error', () => resolve());
     });
     outcome = await tree.done;
-    await Promise.race([drained, new Promise((r) => setTimeout(r, 1000))]);
+    // The tree is gone, so the pipe's writer is too: the end comes; the cap is only a backstop.
+    let capTimer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise((r) => (capTimer = setTimeout(r, 5000)))]);
+    clearTimeout(capTimer);
     const last = splitter.end();
     if (last) onLine(last);
     clearTimeout(wall);
