@@ -77,6 +77,8 @@ export interface AgentRuntime {
   /** The callable set this runtime gives the agent for a catalog, derived from its own mechanism
    *  (the local engine's tool definitions; an external CLI's MCP tools and argv). */
   effectBound(catalog: ResolvedEffectCatalog): EffectBound;
+  /** An external runtime's executable as it would be found now, or null when it is missing. */
+  locate?(): string | null;
   /** Setup that runs nothing of the agent: the provider, the binary, every flag. Throws
    *  RuntimeSetupError to refuse (fail closed before any process starts). */
   prepare(session: RuntimeSession, o: { passThrough?: readonly string[] }): Promise<PreparedRun>;

@@ -65,6 +65,13 @@ export function externalCliRuntime(adapter: ExternalCliAdapter): AgentRuntime {
   return {
     name: adapter.name,
     substrate: 'external-cli',
+    locate() {
+      try {
+        return resolveCliBinary(adapter);
+      } catch {
+        return null;
+      }
+    },
     effectBound(catalog) {
       // What the per-run MCP server lists, and what the argv leaves of the CLI's own tools.
       const input = argvInput(catalog, '/nonexistent/mcp.json');
