@@ -26,6 +26,8 @@ describe('claude-code argv', () => {
     assert.equal(at('--max-turns'), '4');
     assert.equal(at('--max-budget-usd'), '0.5');
     assert.ok(at('--disallowedTools')!.split(',').includes('Bash'));
+    assert.equal(at('--setting-sources'), 'user');
+    assert.deepEqual(JSON.parse(at('--settings')!), { disableAllHooks: true });
     assert.ok(!argv.some((a) => /prompt|fake:/.test(a)), 'the prompt goes to stdin');
   });
 
@@ -45,6 +47,8 @@ describe('claude-code argv', () => {
     refusedWith(() => cc.checkArgv([...base, '--dangerously-skip-permissions'], input()), /bypasses every permission/);
     refusedWith(() => cc.checkArgv([...base, '--mcp-config', '/tmp/mine.json'], input()), /--mcp-config exactly once/);
     refusedWith(() => cc.checkArgv([...base, '--add-dir=/'], input()), /filesystem reach/);
+    refusedWith(() => cc.checkArgv([...base, '--settings', '{"permissions":{"allow":["Bash"]}}'], input()), /--settings exactly once/);
+    refusedWith(() => cc.checkArgv(base.map((a) => (a === 'user' ? 'user,project,local' : a)), input()), /--setting-sources exactly once/);
     assert.deepEqual(cc.builtinsExposed(without('--tools')), ['built-in tools (--tools [])']);
     assert.deepEqual(cc.builtinsExposed([...base.map((a) => (a.startsWith('mcp__supervisor__') ? `${a},Bash` : a))]), ['Bash']);
   });

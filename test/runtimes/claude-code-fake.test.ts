@@ -84,6 +84,18 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(existsSync(argv[argv.indexOf('--mcp-config') + 1]!), false, 'the MCP config (it holds the token) is gone with the run');
   });
 
+  test('a hook in the workspace\'s .claude/settings.json never runs (--setting-sources user, disableAllHooks)', () => {
+    const dir = state();
+    const sentinel = join(dir, 'hook-ran');
+    const c = makeCore({
+      'agent.yaml': 'name: ext\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n  default: auto\n  auto_approve: [read-only]\n',
+      '.claude/settings.json': JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `touch ${sentinel}` }] }] } }),
+    });
+    const r = run([c, '--runtime', 'claude-code', '--json', '--prompt', 'fake:call terminal {"command":"echo hi"}', '--state-dir', dir]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(existsSync(sentinel), false, 'the workspace hook ran');
+  });
+
   test('a CLI that ignores its budget: the supervisor counts tool calls, kills the whole tree (grandchild included) and ends with limit_hit', () => {
     const dir = state();
     const r = run([core('  max_iterations: 3\n'), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode runaway', '--state-dir', dir]);

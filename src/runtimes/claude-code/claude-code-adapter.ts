@@ -11,6 +11,8 @@ import { RuntimeSetupError } from '../runtime-types.js';
 import type { CliArgvInput, CliStreamEvent, ExternalCliAdapter } from '../external-cli/cli-adapter.js';
 
 const SERVER = 'supervisor';
+/** Flag settings: no hook (a shell command the CLI would run outside the supervisor) runs. */
+export const CLAUDE_RUN_SETTINGS = '{"disableAllHooks":true}';
 const PREFIX = `mcp__${SERVER}__`;
 
 /** Built-in tools of the CLI known to us; all are denied by name as well as by --tools "". */
@@ -114,6 +116,8 @@ export const claudeCodeAdapter: ExternalCliAdapter = {
       '--disallowedTools', CLAUDE_BUILTIN_TOOLS.join(','),
       ...(allowed.length > 0 ? ['--allowedTools', allowed.join(',')] : []),
       '--permission-mode', 'dontAsk',
+      '--setting-sources', 'user',
+      '--settings', CLAUDE_RUN_SETTINGS,
       '--max-turns', String(i.budgets.maxTurns),
       '--max-budget-usd', String(i.budgets.maxCostUsd),
       '--no-session-persistence',
@@ -140,7 +144,7 @@ export const claudeCodeAdapter: ExternalCliAdapter = {
   checkArgv(argv, i) {
     const words = split(argv);
     for (const w of words) {
-      if (w === '--dangerously-skip-permissions' || w === '--allow-dangerously-skip-permissions' || w === '--add-dir' || w === '--settings' || w === '--setting-sources' || w === '--plugin-dir' || w === '--agents' || w === '--agent' || w === '--permission-prompt-tool' || w === '--ide' || w === '--chrome' || w === '--allowed-tools' || w === '--disallowed-tools') {
+      if (w === '--dangerously-skip-permissions' || w === '--allow-dangerously-skip-permissions' || w === '--add-dir' || w === '--plugin-dir' || w === '--agents' || w === '--agent' || w === '--permission-prompt-tool' || w === '--ide' || w === '--chrome' || w === '--allowed-tools' || w === '--disallowed-tools') {
         refuse(`the argv holds ${w}: ${FORBIDDEN[w]}`);
       }
     }
@@ -152,6 +156,8 @@ export const claudeCodeAdapter: ExternalCliAdapter = {
     one('--permission-mode', (v) => v === 'dontAsk', 'as dontAsk');
     one('--mcp-config', (v) => v === i.mcpConfigPath, "naming the supervisor's per-run config");
     one('--output-format', (v) => v === 'stream-json', 'as stream-json');
+    one('--setting-sources', (v) => v === 'user', 'as user (no workspace settings)');
+    one('--settings', (v) => v === CLAUDE_RUN_SETTINGS, `as ${CLAUDE_RUN_SETTINGS}`);
     if (!words.includes('--strict-mcp-config')) refuse('the argv must hold --strict-mcp-config (no other MCP server may load)');
     const allowed = valuesOf(argv, '--allowedTools');
     if (allowed.length > 1) refuse('the argv must hold --allowedTools at most once');

@@ -192,6 +192,9 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
       // A backstop behind the supervisor's own wall clock below (which records limit_hit).
       timeoutMs: p.budgets.wallClockMs + 10_000,
       graceMs: STOP_GRACE_MS,
+      // The end of the stream-json is the run's result: read it all (the pipe closes once every
+      // member is gone, so this only waits for our own reading, e.g. on a loaded machine).
+      drainAfterExitMs: 10_000,
       redact: [http.token, ...s.secrets.knownValues().map((b) => b.toString('utf8'))],
     });
     o.onEvent({ type: 'runtime_started', runtime: adapter.name, pid: tree.pid, spawnId: tree.spawnId, binary: p.binary, budgets: { ...p.budgets } });
