@@ -3,7 +3,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createCatalogServer, LoopbackAddressError, parseLoopbackListen, startLoopbackMcpHttp, type CatalogServerOptions } from '../runtimes/index.js';
+import { CallsInFlight, createCatalogServer, LoopbackAddressError, parseLoopbackListen, startLoopbackMcpHttp, type CatalogServerOptions } from '../runtimes/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -102,7 +102,9 @@ export async function runServe(argv: string[]): Promise<number> {
     stop();
   });
   const calls = { ok: 0, failed: 0 };
+  const inFlight = new CallsInFlight();
   const serverOptions: CatalogServerOptions = {
+    inFlight,
     runtime: s.runtime,
     principal: s.principal,
     sessionId: s.sessionId,
@@ -148,6 +150,8 @@ export async function runServe(argv: string[]): Promise<number> {
       await stopped;
       await http.close();
     }
+    // Calls cancelled by the close still record their end before the store closes.
+    await inFlight.idle(15_000);
     status = 'completed';
     note(`closed · ${calls.ok} call(s) ran, ${calls.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}`);
     return 0;

@@ -10,7 +10,7 @@ import type { ResolvedEffectCatalog } from '../../catalog/index.js';
 import { redactDeep, type EffectOutcome } from '../../effects/index.js';
 import type { SupervisedTree, TreeOutcome } from '../../process/index.js';
 import { appendEvents } from '../../store/index.js';
-import { createCatalogServer, mcpToolsFor } from '../mcp-server/catalog-server.js';
+import { CallsInFlight, createCatalogServer, mcpToolsFor } from '../mcp-server/catalog-server.js';
 import { startLoopbackMcpHttp, type LoopbackMcpHttp } from '../mcp-server/loopback-http.js';
 import { boundOf } from '../effect-bound.js';
 import { countOutcome, RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun, type RuntimeRunOptions, type RuntimeRunResult, type RuntimeSession } from '../runtime-types.js';
@@ -131,9 +131,13 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
   let finalText: string | null = null;
   const bad = { malformed: 0, oversized: 0, unknown: 0 };
 
+  // Ends every call in flight when the run ends (limit, breach, cancel), not only the CLI.
+  const stopCalls = new AbortController();
+  const inFlight = new CallsInFlight();
   const end = (outcome: RuntimeRunResult['outcome'], reason: string): void => {
     if (ending) return;
     ending = { outcome, reason };
+    stopCalls.abort();
     void tree?.stop('cancelled');
   };
   const limit = (kind: 'tool_calls' | 'wall_clock' | 'cost_usd' | 'turns', detail: string): void => {
@@ -151,7 +155,8 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
         runtime: s.runtime,
         principal: s.principal,
         sessionId: s.sessionId,
-        signal: o.signal,
+        signal: AbortSignal.any([o.signal, stopCalls.signal]),
+        inFlight,
         ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
         // The supervisor's own count of what the CLI did: every call through its server.
         gate: (tool, args) => {
@@ -171,7 +176,10 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
       }),
   });
   const finish = async (): Promise<void> => {
+    stopCalls.abort();
     await http.close();
+    // A cancelled effect still records its end; the session's store must be open for it.
+    await inFlight.idle(15_000);
     // The config holds the run's token: gone with the run.
     rmSync(p.runDir, { recursive: true, force: true });
   };

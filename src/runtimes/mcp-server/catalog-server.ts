@@ -19,6 +19,34 @@ export function mcpToolsFor(catalog: ResolvedEffectCatalog): Tool[] {
   }));
 }
 
+/** Calls in flight across every Server of one owner, so closing waits for their audit events
+ *  (an effect cancelled by the close still records its end before the store closes). */
+export class CallsInFlight {
+  private n = 0;
+  private waiters: (() => void)[] = [];
+  begin(): void {
+    this.n++;
+  }
+  end(): void {
+    this.n--;
+    if (this.n === 0) for (const w of this.waiters.splice(0)) w();
+  }
+  get count(): number {
+    return this.n;
+  }
+  /** Resolves when no call is running, or after `timeoutMs` whatever is left. */
+  idle(timeoutMs: number): Promise<void> {
+    if (this.n === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+}
+
 /** Asked before each call of a catalog tool runs: the owner's own budget (an external runtime's call ceiling). */
 export type CatalogCallGate = (tool: string, args: unknown) => { allow: true } | { allow: false; message: string };
 
@@ -36,6 +64,8 @@ export interface CatalogServerOptions {
   onOutcome?: (o: EffectOutcome, args: unknown) => void;
   /** Told of a call for a name the catalog does not have. */
   onUnknownTool?: (name: string) => void;
+  /** Counts running calls, for an owner that must wait for them before closing the session. */
+  inFlight?: CallsInFlight;
 }
 
 export function createCatalogServer(o: CatalogServerOptions, version = '1'): Server {
@@ -53,12 +83,18 @@ export function createCatalogServer(o: CatalogServerOptions, version = '1'): Ser
     const verdict = o.gate?.(name, args) ?? { allow: true };
     if (!verdict.allow) return toolError(verdict.message);
     const signal = o.signal ? AbortSignal.any([o.signal, extra.signal]) : extra.signal;
-    const outcome = await o.runtime.execute(req, {
-      principal: o.principal,
-      sessionId: o.sessionId,
-      signal,
-      ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
-    });
+    o.inFlight?.begin();
+    let outcome;
+    try {
+      outcome = await o.runtime.execute(req, {
+        principal: o.principal,
+        sessionId: o.sessionId,
+        signal,
+        ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+      });
+    } finally {
+      o.inFlight?.end();
+    }
     o.onOutcome?.(outcome, args);
     // Refusals are tool errors the model can read (step and code), never protocol errors.
     // (The model view of a refusal already starts with its code.)
