@@ -11,7 +11,10 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { alive, CLI, tempDir, waitFor } from '../helpers/procs.js';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/index.js';
+import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const dirs: { remove(): void }[] = [];
@@ -99,6 +102,34 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     assert.equal(v.status, 0, v.stdout + v.stderr);
     const sessions = JSON.parse(cli('sessions', '--json', '--state-dir', dir).stdout);
     assert.deepEqual(sessions.sessions.map((x: { status: string; runtime: string }) => [x.status, x.runtime]), [['completed', 'mcp-stdio']]);
+  });
+
+  test('stdio with examples/demo: an authored tool host and the memory MCP server serve calls, and EOF stops every tree the session started', async () => {
+    const dir = state();
+    const demo = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', demo, '--stdio', '--state-dir', dir], stderr: 'pipe' });
+    transport.stderr!.on('data', () => undefined);
+    const client = new Client({ name: 'serve-demo-test', version: '1' });
+    await client.connect(transport);
+    const pid = transport.pid!;
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('word_count') && names.includes('memory_read_graph'), names.join(','));
+      const wc = await client.callTool({ name: 'word_count', arguments: { text: 'one two three' } });
+      assert.equal(wc.isError, false, text(wc));
+      assert.equal(JSON.parse(text(wc)).words, 3);
+      const graph = await client.callTool({ name: 'memory_read_graph', arguments: {} });
+      assert.equal(graph.isError, false, text(graph));
+    } finally {
+      await client.close();
+    }
+    await waitFor('serve --stdio to exit after EOF', () => !alive(pid), 20_000);
+    const db = openStore(join(dir, 'supervisor.db'));
+    const spawns = db.prepare('SELECT spawn_id, status FROM spawns').all() as { spawn_id: string; status: string }[];
+    db.close();
+    assert.ok(spawns.length >= 2, 'a tool host and the MCP server were spawned');
+    assert.deepEqual(spawns.filter((r) => r.status === 'running'), []);
+    for (const r of spawns) assert.deepEqual(markedPids(r.spawn_id), [], `${r.spawn_id} left a process`);
   });
 
   test('http: bearer token, Host and Origin guards, body cap; the SDK client calls through the pipeline; the chain verifies', async () => {
