@@ -4,7 +4,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildCatalog } from '../../src/catalog/index.js';
 import { RUNTIME_TARGETS } from '../../src/core/agent-schema.js';
-import { boundDigest, claudeCodeAdapter, externalCliRuntime, localRuntime, registeredRuntimes, runtimeFor, RuntimeSetupError } from '../../src/runtimes/index.js';
+import { dirname } from 'node:path';
+import { boundDigest, claudeCodeAdapter, externalCliRuntime, localRuntime, registeredRuntimes, resolveCliBinary, runtimeFor, RuntimeSetupError } from '../../src/runtimes/index.js';
+import { fixture } from '../helpers/procs.js';
 import { loadCore } from '../../src/core/index.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
@@ -34,5 +36,13 @@ describe('runtime registry', () => {
     const checked = externalCliRuntime({ ...claudeCodeAdapter, name: 'checked', buildArgv: (i) => claudeCodeAdapter.buildArgv(i).filter((a, k, all) => a !== '--tools' && all[k - 1] !== '--tools') });
     assert.throws(() => checked.effectBound(catalog), /--tools exactly once/);
     removeTempCores();
+  });
+
+  test('the CLI is found through its environment variable (absolute paths only) or by name on PATH', () => {
+    const fake = fixture('fake-claude/claude');
+    assert.equal(resolveCliBinary(claudeCodeAdapter, { SUPERVISOR_CLAUDE_BIN: fake }), fake);
+    assert.equal(resolveCliBinary(claudeCodeAdapter, { PATH: `/nonexistent:${dirname(fake)}` }), fake);
+    assert.throws(() => resolveCliBinary(claudeCodeAdapter, { SUPERVISOR_CLAUDE_BIN: 'test/fixtures/fake-claude/claude' }), /absolute path/);
+    assert.throws(() => resolveCliBinary(claudeCodeAdapter, { PATH: '/nonexistent' }), /no claude on PATH; install it or set SUPERVISOR_CLAUDE_BIN/);
   });
 });
