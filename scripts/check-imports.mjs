@@ -28,6 +28,8 @@ const SIBLING_IMPORTS = new Set([
   // The core loader checks grants with the policy's own parser, so a core that loads is checked at
   // dispatch by the same grammar; policy never imports core.
   'core→policy',
+  // The local runtime is the turn engine behind the one runtime interface; turns never imports runtimes.
+  'runtimes→turns',
 ]);
 const CHAIN = LAYERS.map((l) => l.join(', ')).join(' → ');
 const RANK = new Map();

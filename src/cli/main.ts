@@ -7,6 +7,8 @@ import { runAudit } from './audit.js';
 import { runCall } from './call.js';
 import { runCatalog } from './catalog.js';
 import { runRun } from './run.js';
+import { runServe } from './serve.js';
+import { runPlan } from './plan.js';
 import { runApprovals, runCancel, runLogs, runSessions, runTasks } from './operator.js';
 import { UsageError } from './usage.js';
 
@@ -20,7 +22,14 @@ Commands:
   reconcile [--json]                kill trees left behind by a supervisor that died
   audit verify [--session ID] [--json]
                                     check the hash chains of the audit log (exit 1 if broken)
-  run <core> [--prompt TEXT]        run a session of an agent core (scripted provider today)
+  run <core> [--prompt TEXT] [--runtime NAME]
+                                    run a session of an agent core: the local turn engine, or an
+                                    external agent CLI (claude-code) with the same authority
+  plan <core>... [--json]           the runtime target and the effect bound per session, proved
+                                    identical across runtimes (digest)
+  serve <core> --stdio | --http 127.0.0.1:PORT
+                                    serve the session's catalog as an MCP server (every call
+                                    through the supervisor's pipeline)
   catalog <core> [--json]           print the catalog a session of the core resolves
   call <core> <tool> [--args JSON]  run one tool through the full pipeline, without a model
   sessions [--json]                 list your sessions
@@ -63,6 +72,10 @@ export async function main(argv: string[]): Promise<number> {
         return await runRun(rest);
       case 'call':
         return await runCall(rest);
+      case 'serve':
+        return await runServe(rest);
+      case 'plan':
+        return await runPlan(rest);
       case 'catalog':
         return await runCatalog(rest);
       case 'sessions':

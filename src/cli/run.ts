@@ -2,9 +2,10 @@
 // through EffectRuntime; offline and deterministic with the scripted provider, or against a real
 // model (OpenAI-compatible or Anthropic).
 import { resolve } from 'node:path';
-import { redactDeep, type EffectOutcome } from '../effects/index.js';
+import type { EffectOutcome } from '../effects/index.js';
 import { redactText, RedactionPatterns, StreamRedactor } from '../redaction/index.js';
-import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnEvent } from '../turns/index.js';
+import { registeredRuntimes, runtimeFor, RuntimeSetupError, type PreparedRun, type RuntimeEvent, type RuntimeRunResult } from '../runtimes/index.js';
+import { ProviderError } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -13,6 +14,7 @@ import { parseDuration, UsageError } from './usage.js';
 
 export const RUN_HELP = `Usage: supervisor run <core> [--prompt TEXT] [--json] [--approve RULE]... [--deny RULE]...
                       [--timeout S] [--resume ID] [--await-approval S] [--state-dir DIR]
+                      [--runtime NAME] [--runtime-arg ARG]...
 
 Runs a session of the core's agent with the core's model provider. Each tool call the model makes
 goes through the supervisor's pipeline (capability, checks, approval, the adapter in a supervised
@@ -28,6 +30,12 @@ Options:
   --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
                     terminal (supervisor approvals approve ID); default: deny at once
   --timeout S       each effect's deadline (default 120 s)
+  --runtime NAME    the runtime target: local (the supervisor's own turn engine, the default) or
+                    claude-code (Claude Code's CLI, \`claude -p\`, does the reasoning); overrides
+                    agent.yaml runtime:. The authority is the same on every runtime (supervisor plan)
+  --runtime-arg ARG one more argument for an external CLI; only --model, --fallback-model,
+                    --effort, --system-prompt and --append-system-prompt (each with its value) pass;
+                    anything that could widen the CLI's authority is refused before it starts
   --json            one JSON event per line instead of the readable log
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)
 
@@ -36,15 +44,23 @@ are the session's later user turns, each run in the same session with the conver
 "openai-compatible" (OpenAI or a local server's /v1) and "anthropic" stream the model's text as it
 arrives (text_delta events with --json); one --prompt turn per run. The API key comes from the
 core's secrets (model.api_key: { secret: NAME }) and is removed from everything printed.
+claude-code: the CLI gets no built-in tool (no shell, no file access of its own); its only tools
+are this catalog's, served by a per-run MCP server on 127.0.0.1 with a fresh token, each call
+through the same pipeline. The CLI is found as $SUPERVISOR_CLAUDE_BIN or claude on PATH. Budgets:
+limits.max_iterations (tool calls, and the CLI's --max-turns), limits.timeout_seconds (the whole
+run) and limits.max_cost_usd, clamped by the supervisor's ceilings; a breach kills the CLI's
+process tree and ends the run with limit_hit. The CLI's stream-json is folded into the session's
+audit chain (docs/runtimes.md).
 Exit status: 0 the session completed (refused tool calls are reported to the model and in the
-log, not as a failure of the session); 1 it hit its iteration limit (limit_hit); 2 usage or core
-errors, a model section the provider cannot use (options, key secret); 3 the model provider
-failed (key refused, still unavailable after retries, broken or truncated stream: the message
-names the provider, the host and the fix); 130 cancelled.
+log, not as a failure of the session); 1 it hit a limit (limit_hit); 2 usage or core errors, a
+model section the provider cannot use (options, key secret), a runtime that cannot start (no
+binary, a refused --runtime-arg); 3 the model provider or the external CLI failed (key refused,
+still unavailable after retries, broken or truncated stream: the message names the provider, the
+host and the fix); 130 cancelled.
 `;
 
 export async function runRun(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval', 'resume'], multi: ['approve', 'deny'] }, 'run');
+  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval', 'resume', 'runtime'], multi: ['approve', 'deny', 'runtime-arg'] }, 'run');
   if (f.help) {
     process.stdout.write(RUN_HELP);
     return 0;
@@ -54,12 +70,19 @@ export async function runRun(argv: string[]): Promise<number> {
   const timeout = f.value.get('timeout');
   const deadlineMs = timeout === undefined ? undefined : parseDuration('--timeout', timeout);
   const json = f.bool.has('json');
+  // The command line wins over agent.yaml runtime:; an unknown name is refused before a session opens.
+  const runtimeFlag = f.value.get('runtime');
+  if (runtimeFlag !== undefined && !registeredRuntimes().some((r) => r.name === runtimeFlag)) {
+    throw new UsageError(`--runtime ${runtimeFlag}: no such runtime; registered: ${registeredRuntimes().map((r) => r.name).join(', ')}`);
+  }
+  const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // Before the printer exists (discovery runs inside openCoreSession); progress text is redacted by the runtime.
   const early = (e: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(e) + '\n');
   const s = await openCoreSession(
     {
       coreDir,
-      stateDir: resolve(f.value.get('state-dir') ?? defaultStateDir()),
+      stateDir,
+      ...(runtimeFlag !== undefined ? { runtime: runtimeFlag } : {}),
       approve: f.multi.get('approve') ?? [],
       deny: f.multi.get('deny') ?? [],
       interactive: !json,
@@ -75,18 +98,19 @@ export async function runRun(argv: string[]): Promise<number> {
     },
     'run',
   );
-  const model = s.core.agent.model;
-  let provider: ModelProvider;
+  const target = runtimeFor(runtimeFlag ?? s.core.agent.runtime);
   // The session's one secret store: the provider key's value (once read) is removed from everything
   // this command prints and, through the runtime that shares the store, from every effect's views.
   const secrets = s.secrets;
+  let prepared: PreparedRun;
   try {
-    if (model?.provider === 'scripted' && s.core.modelScript) provider = new ScriptedProvider(s.core.modelScript as never);
-    else if (model?.provider === 'openai-compatible' || model?.provider === 'anthropic') provider = await createRemoteProvider(model, { secrets });
-    else throw new UsageError(`the core ${s.core.dir} has no model: section; add one to agent.yaml (see docs/core-format.md, Model)`);
+    prepared = await target.prepare(
+      { core: s.core, runtime: s.runtime, supervisor: s.supervisor, db: s.db, sessions: s.sessions, secrets, sessionId: s.sessionId, principal: s.principal, stateDir, history: s.history },
+      { passThrough: f.multi.get('runtime-arg') ?? [] },
+    );
   } catch (err) {
     await s.close('failed');
-    if (err instanceof ProviderError) {
+    if (err instanceof RuntimeSetupError) {
       process.stderr.write(`supervisor run: ${err.message}\n`);
       return 2;
     }
@@ -98,77 +122,54 @@ export async function runRun(argv: string[]): Promise<number> {
   const line = (e: Record<string, unknown>): void => out.line(JSON.stringify(e));
   // Streamed text is shown as it arrives; the model turn's event then only ends the line.
   let streaming = 0;
-  const readable = (e: TurnEvent): string => {
+  const readable = (e: RuntimeEvent): string => {
     if (e.type === 'assistant') streaming = 0;
     if (e.type !== 'text_delta') return describe(e);
     const head = streaming === e.iteration ? '' : '\nassistant: ';
     streaming = e.iteration;
     return head + e.text;
   };
-  const onEvent = (e: TurnEvent): void => void (json ? line(jsonEvent(e)) : out.text(readable(e)));
-  if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id });
-  else out.text(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools\n`);
+  const onEvent = (e: RuntimeEvent): void => void (json ? line(jsonEvent(e)) : out.text(readable(e)));
+  if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id, runtime: target.name });
+  else out.text(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools · runtime ${target.name}\n`);
   // What MCP discovery did before the model runs: each declared server, connected or why not.
   for (const m of s.mcp?.servers ?? []) {
     if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, ...(m.message ? { message: m.message } : {}) });
     else out.text(`mcp ${m.server}: ${m.state === 'connected' ? `connected, ${m.tools} tool(s)${m.approval ? ` (connect ${m.approval})` : ''}` : `${m.state} (${m.code}): ${m.message}`}\n`);
   }
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
-  // The scripted provider also plays the user: its `user:` items are the session's later turns.
-  const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
-  const firstScripted = scriptedUser?.nextUserMessage() ?? null;
-  let prompt: string | null = f.value.get('prompt') ?? firstScripted ?? 'Run your task.';
-  const history: HistoryItem[] = s.history as HistoryItem[];
-  const total = { turns: 0, iterations: 0, ok: 0, failed: 0 };
-  let outcome: 'completed' | 'limit_hit' | 'cancelled' = 'completed';
   try {
-    while (prompt !== null) {
-      total.turns++;
-      if (json) line({ type: 'user', turn: total.turns, text: prompt });
-      else out.text(`\nuser: ${prompt}\n`);
-      const turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;
-      let result;
-      try {
-        result = await runTurn(prompt, {
-          runtime: s.runtime,
-          provider,
-          principal: s.principal,
-          sessionId: s.sessionId,
-          maxIterations: s.core.agent.limits.max_iterations ?? 8,
-          signal: controller.signal,
-          history,
-          ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-          onEvent,
-          // History is stored with every known secret removed, the model's own words included.
-          onHistory: (item) =>
-            s.sessions.addMessage({ principal: s.principal }, s.sessionId, {
-              turnId,
-              role: item.role,
-              content: redactDeep(item, s.runtime.redactor()),
-            }),
-        });
-      } catch (err) {
-        s.sessions.endTurn({ principal: s.principal }, turnId, 'failed');
-        throw err;
-      }
-      const turnStatus = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
-      s.sessions.endTurn({ principal: s.principal }, turnId, turnStatus);
-      total.iterations += result.iterations;
-      total.ok += result.effects.ok;
-      total.failed += result.effects.failed;
-      outcome = result.outcome;
-      if (outcome !== 'completed') break;
-      prompt = scriptedUser?.nextUserMessage() ?? null;
-    }
+    const result: RuntimeRunResult = await prepared.run({
+      prompt: f.value.get('prompt') ?? null,
+      signal: controller.signal,
+      ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+      onEvent,
+    });
+    const outcome = result.outcome;
     status = outcome === 'completed' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
-    const effects = { ok: total.ok, failed: total.failed };
-    if (json) line({ type: 'end', outcome, turns: total.turns, iterations: total.iterations, effects, session: s.sessionId });
-    else {
+    const effects = result.effects;
+    if (json) {
+      line({
+        type: 'end',
+        outcome,
+        turns: result.turns,
+        iterations: result.iterations,
+        effects,
+        session: s.sessionId,
+        runtime: target.name,
+        ...(result.reason !== undefined ? { reason: result.reason } : {}),
+        ...(result.costUsd !== undefined ? { cost_usd: result.costUsd } : {}),
+      });
+    } else {
       out.text(
-        `\n${outcome} after ${total.turns} user turn(s), ${total.iterations} model turn(s): ${total.ok} tool call(s) ran, ${total.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}\n`,
+        `\n${outcome}${result.reason && outcome !== 'completed' ? ` (${result.reason})` : ''} after ${result.turns} user turn(s), ${result.iterations} model turn(s): ${effects.ok} tool call(s) ran, ${effects.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}\n`,
       );
     }
     if (outcome === 'cancelled') return 130;
+    if (outcome === 'failed') {
+      process.stderr.write(`supervisor run: runtime ${target.name} failed: ${result.reason ?? 'unknown'}\n`);
+      return 3;
+    }
     return outcome === 'completed' ? 0 : 1;
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
@@ -179,7 +180,7 @@ export async function runRun(argv: string[]): Promise<number> {
   } finally {
     out.end();
     shutdown.dispose();
-    await provider.close?.();
+    await prepared.close();
     await s.close(status);
   }
 }
@@ -202,14 +203,28 @@ function printer(patterns: RedactionPatterns): { text(s: string): void; line(s: 
 }
 
 /** The JSON line for an event: results carry the operator view, never raw output. */
-function jsonEvent(e: TurnEvent): Record<string, unknown> {
+function jsonEvent(e: RuntimeEvent): Record<string, unknown> {
   if (e.type !== 'tool_result') return e as unknown as Record<string, unknown>;
   const o: EffectOutcome = e.outcome;
   return { type: 'tool_result', iteration: e.iteration, callId: o.callId, tool: o.tool, ok: o.ok, ...(o.ok ? { isError: o.isError } : { code: o.code, step: o.step }), view: o.views.operator };
 }
 
-function describe(e: TurnEvent): string {
+function describe(e: RuntimeEvent): string {
   switch (e.type) {
+    case 'user':
+      return `\nuser: ${e.text}\n`;
+    case 'runtime_started':
+      return `runtime ${e.runtime}: started ${e.binary} (pid ${e.pid}) · budgets ${JSON.stringify(e.budgets)}\n`;
+    case 'runtime_init':
+      return `runtime ${e.runtime}${e.version ? ` ${e.version}` : ''}: offers ${e.tools.length} tool(s)${e.model ? ` · model ${e.model}` : ''}\n`;
+    case 'builtin_attempt':
+      return `  ✗ the CLI tried its built-in ${e.name}: not available (only the catalog's tools are)\n`;
+    case 'runtime_result':
+      return `runtime result: ${e.subtype}${e.costUsd !== null ? ` · cost ${e.costUsd} USD` : ''}${e.turns !== null ? ` · ${e.turns} turn(s)` : ''}\n`;
+    case 'runtime_limit':
+      return `\nlimit_hit (${e.limit}): ${e.detail}; the CLI's process tree is being killed\n`;
+    case 'runtime_warning':
+      return `runtime: ${e.message}\n`;
     case 'text_delta':
       return e.text;
     case 'assistant':

@@ -1,0 +1,77 @@
+// The local runtime: the supervisor's own turn engine with the core's model provider. The
+// reasoning runs in this process; every tool call goes through EffectRuntime.
+import { redactDeep } from '../effects/index.js';
+import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider } from '../turns/index.js';
+import type { ResolvedEffectCatalog } from '../catalog/index.js';
+import { boundOf } from './effect-bound.js';
+import { RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun, type RuntimeRunOptions, type RuntimeRunResult, type RuntimeSession } from './runtime-types.js';
+
+export const DEFAULT_MAX_ITERATIONS = 8;
+
+export const localRuntime: AgentRuntime = {
+  name: 'local',
+  substrate: 'in-process',
+  effectBound(catalog: ResolvedEffectCatalog): EffectBound {
+    // Exactly what the engine hands the provider each turn.
+    return boundOf(catalog, catalog.providerDefinitions().map((d) => ({ name: d.name, schema: d.input_schema })), []);
+  },
+  async prepare(s: RuntimeSession, o: { passThrough?: readonly string[] }): Promise<PreparedRun> {
+    if ((o.passThrough ?? []).length > 0) throw new RuntimeSetupError('RUNTIME_ARGS_UNSUPPORTED', '--runtime-arg is for external runtimes; the local runtime takes none');
+    const model = s.core.agent.model;
+    let provider: ModelProvider;
+    try {
+      if (model?.provider === 'scripted' && s.core.modelScript) provider = new ScriptedProvider(s.core.modelScript as never);
+      else if (model?.provider === 'openai-compatible' || model?.provider === 'anthropic') provider = await createRemoteProvider(model, { secrets: s.secrets });
+      else throw new RuntimeSetupError('MODEL_MISSING', `the core ${s.core.dir} has no model: section; add one to agent.yaml (see docs/core-format.md, Model)`);
+    } catch (err) {
+      if (err instanceof ProviderError) throw new RuntimeSetupError(err.code ?? 'PROVIDER', err.message);
+      throw err;
+    }
+    return {
+      run: (r) => runLocal(s, provider, r),
+      close: async () => provider.close?.(),
+    };
+  },
+};
+
+async function runLocal(s: RuntimeSession, provider: ModelProvider, o: RuntimeRunOptions): Promise<RuntimeRunResult> {
+  // The scripted provider also plays the user: its `user:` items are the session's later turns.
+  const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
+  const firstScripted = scriptedUser?.nextUserMessage() ?? null;
+  let prompt: string | null = o.prompt ?? firstScripted ?? 'Run your task.';
+  const history = s.history as HistoryItem[];
+  const total = { turns: 0, iterations: 0, ok: 0, failed: 0 };
+  let outcome: RuntimeRunResult['outcome'] = 'completed';
+  while (prompt !== null) {
+    total.turns++;
+    o.onEvent({ type: 'user', turn: total.turns, text: prompt });
+    const turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;
+    let result;
+    try {
+      result = await runTurn(prompt, {
+        runtime: s.runtime,
+        provider,
+        principal: s.principal,
+        sessionId: s.sessionId,
+        maxIterations: s.core.agent.limits.max_iterations ?? DEFAULT_MAX_ITERATIONS,
+        signal: o.signal,
+        history,
+        ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+        onEvent: o.onEvent,
+        // History is stored with every known secret removed, the model's own words included.
+        onHistory: (item) => s.sessions.addMessage({ principal: s.principal }, s.sessionId, { turnId, role: item.role, content: redactDeep(item, s.runtime.redactor()) }),
+      });
+    } catch (err) {
+      s.sessions.endTurn({ principal: s.principal }, turnId, 'failed');
+      throw err;
+    }
+    s.sessions.endTurn({ principal: s.principal }, turnId, result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed');
+    total.iterations += result.iterations;
+    total.ok += result.effects.ok;
+    total.failed += result.effects.failed;
+    outcome = result.outcome;
+    if (outcome !== 'completed') break;
+    prompt = scriptedUser?.nextUserMessage() ?? null;
+  }
+  return { outcome, turns: total.turns, iterations: total.iterations, effects: { ok: total.ok, failed: total.failed } };
+}

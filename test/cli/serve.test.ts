@@ -1,0 +1,202 @@
+// `supervisor serve` as an MCP peer sees it: the real CLI in a child process, the SDK's own
+// Client over stdio and over Streamable HTTP, raw requests for the HTTP guards, and the audit
+// chain checked afterwards.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { readFileSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/index.js';
+import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+
+const dirs: { remove(): void }[] = [];
+const children: ChildProcess[] = [];
+const state = (): string => {
+  const d = tempDir('serve-');
+  dirs.push(d);
+  return d.path;
+};
+const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+const text = (r: any): string => r.content.map((c: { text: string }) => c.text).join('');
+
+// terminal is granted (read-only commands run without asking); the task tools are in the catalog
+// but task.read is not granted, so a call of task_list is refused at step 3.
+const CORE = () =>
+  makeCore({
+    'agent.yaml': 'name: served\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec]\napproval:\n  default: auto\n  auto_approve: [read-only]\n',
+  });
+
+async function startHttp(core: string, dir: string, extra: string[] = []): Promise<{ child: ChildProcess; url: string; token: string; session: string; tokenFile: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', core, '--http', '127.0.0.1:0', '--state-dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let err = '';
+  child.stderr!.on('data', (d) => (err += d));
+  const rl = createInterface({ input: child.stdout! });
+  const [line] = (await Promise.race([once(rl, 'line'), once(child, 'exit').then(() => [null])])) as [string | null];
+  assert.ok(line, `serve exited before serving: ${err}`);
+  const serving = JSON.parse(line!);
+  assert.equal(serving.type, 'serving');
+  return { child, url: serving.url, session: serving.session, tokenFile: serving.token_file, token: readFileSync(serving.token_file, 'utf8').trim() };
+}
+
+async function stopChild(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  return code;
+}
+
+describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served terminal runs POSIX commands' }, () => {
+  after(async () => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const d of dirs.splice(0)) d.remove();
+    removeTempCores();
+  });
+
+  test('stdio: the SDK client lists exactly the catalog, a granted call runs, an ungranted one is a tool error; EOF ends the session; the chain verifies', async () => {
+    const dir = state();
+    const core = CORE();
+    const catalog = JSON.parse(cli('catalog', core, '--json').stdout);
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', core, '--stdio', '--state-dir', dir], stderr: 'pipe' });
+    let err = '';
+    transport.stderr!.on('data', (d) => (err += d));
+    const client = new Client({ name: 'serve-test', version: '1' });
+    await client.connect(transport);
+    const pid = transport.pid!;
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), catalog.tools.map((t: { name: string }) => t.name).sort());
+      const terminal = tools.find((t) => t.name === 'terminal')!;
+      assert.equal(terminal.inputSchema.type, 'object');
+      assert.ok((terminal.inputSchema.properties as Record<string, unknown>).command, 'the entry schema is served as is');
+      const ok = await client.callTool({ name: 'terminal', arguments: { command: 'echo served-hello' } });
+      assert.equal(ok.isError, false, text(ok));
+      assert.match(text(ok), /served-hello/);
+      const denied = await client.callTool({ name: 'task_list', arguments: {} });
+      assert.equal(denied.isError, true);
+      assert.match(text(denied), /^CAPABILITY_DENIED/);
+      const unknown = await client.callTool({ name: 'Bash', arguments: { command: 'id' } });
+      assert.equal(unknown.isError, true);
+      assert.match(text(unknown), /UNKNOWN_TOOL/);
+      const badArgs = await client.callTool({ name: 'terminal', arguments: { command: 42 } });
+      assert.equal(badArgs.isError, true);
+      assert.match(text(badArgs), /ARGS_INVALID/);
+    } finally {
+      await client.close();
+    }
+    // Closing the client ends stdin; the server closes its session and exits on its own.
+    await waitFor('serve --stdio to exit after EOF', () => !alive(pid), 15_000);
+    const session = /session (se_[0-9a-f]{24})/.exec(err)?.[1];
+    assert.ok(session, err);
+    assert.match(err, /1 call\(s\) ran, 3 refused or failed/);
+    const v = cli('audit', 'verify', '--session', session!, '--json', '--state-dir', dir);
+    assert.equal(v.status, 0, v.stdout + v.stderr);
+    const sessions = JSON.parse(cli('sessions', '--json', '--state-dir', dir).stdout);
+    assert.deepEqual(sessions.sessions.map((x: { status: string; runtime: string }) => [x.status, x.runtime]), [['completed', 'mcp-stdio']]);
+  });
+
+  test('stdio with examples/demo: an authored tool host and the memory MCP server serve calls, and EOF stops every tree the session started', async () => {
+    const dir = state();
+    const demo = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', demo, '--stdio', '--state-dir', dir], stderr: 'pipe' });
+    transport.stderr!.on('data', () => undefined);
+    const client = new Client({ name: 'serve-demo-test', version: '1' });
+    await client.connect(transport);
+    const pid = transport.pid!;
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('word_count') && names.includes('memory_read_graph'), names.join(','));
+      const wc = await client.callTool({ name: 'word_count', arguments: { text: 'one two three' } });
+      assert.equal(wc.isError, false, text(wc));
+      assert.equal(JSON.parse(text(wc)).words, 3);
+      const graph = await client.callTool({ name: 'memory_read_graph', arguments: {} });
+      assert.equal(graph.isError, false, text(graph));
+    } finally {
+      await client.close();
+    }
+    await waitFor('serve --stdio to exit after EOF', () => !alive(pid), 20_000);
+    const db = openStore(join(dir, 'supervisor.db'));
+    const spawns = db.prepare('SELECT spawn_id, status FROM spawns').all() as { spawn_id: string; status: string }[];
+    db.close();
+    assert.ok(spawns.length >= 2, 'a tool host and the MCP server were spawned');
+    assert.deepEqual(spawns.filter((r) => r.status === 'running'), []);
+    for (const r of spawns) assert.deepEqual(markedPids(r.spawn_id), [], `${r.spawn_id} left a process`);
+  });
+
+  test('http: bearer token, Host and Origin guards, body cap; the SDK client calls through the pipeline; the chain verifies', async () => {
+    const dir = state();
+    const s = await startHttp(CORE(), dir, ['--max-body', '4096']);
+    assert.equal(statSync(s.tokenFile).mode & 0o777, 0o600);
+    assert.match(s.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    // node:http, not fetch: fetch will not send a Host header of the caller's choosing.
+    const post = (headers: Record<string, string>, body = init): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const u = new URL(s.url);
+        const req = request(
+          { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+          (res) => {
+            let b = '';
+            res.on('data', (d) => (b += d));
+            res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const auth = { authorization: `Bearer ${s.token}` };
+    assert.equal((await post({})).status, 401, 'no token');
+    assert.equal((await post({ authorization: `Bearer ${s.token.slice(0, -1)}x` })).status, 401, 'wrong token');
+    assert.equal((await post({ authorization: s.token })).status, 401, 'token without the Bearer scheme');
+    const port = new URL(s.url).port;
+    assert.equal((await post({ ...auth, host: `evil.example:${port}` })).status, 403, 'a rebound DNS name in Host');
+    assert.equal((await post({ ...auth, origin: 'http://evil.example' })).status, 403, 'a foreign Origin');
+    assert.equal((await post({ ...auth, origin: `https://127.0.0.1:${port}` })).status, 403, 'another scheme');
+    assert.equal((await post({ ...auth }, JSON.stringify({ pad: 'x'.repeat(8000) }))).status, 413, 'a body over --max-body');
+    assert.equal((await post({ ...auth }, '{not json')).status, 400);
+    assert.equal((await post({ ...auth, 'mcp-session-id': 'nope' })).status, 404);
+    const fine = await post({ ...auth, origin: `http://127.0.0.1:${port}` });
+    assert.equal(fine.status, 200, fine.body);
+    assert.equal((await post({ ...auth, host: `localhost:${port}` })).status, 200, 'localhost names the same loopback address');
+
+    // A client without the token cannot even initialize.
+    const stranger = new Client({ name: 'stranger', version: '1' });
+    await assert.rejects(stranger.connect(new StreamableHTTPClientTransport(new URL(s.url))));
+
+    const client = new Client({ name: 'serve-http-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: auth } }));
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === 'terminal'));
+    const ok = await client.callTool({ name: 'terminal', arguments: { command: 'echo over-http' } });
+    assert.equal(ok.isError, false, text(ok));
+    assert.match(text(ok), /over-http/);
+    const denied = await client.callTool({ name: 'task_list', arguments: {} });
+    assert.equal(denied.isError, true);
+    assert.match(text(denied), /^CAPABILITY_DENIED/);
+    await client.close();
+    assert.equal(await stopChild(s.child), 0);
+    const v = cli('audit', 'verify', '--session', s.session, '--json', '--state-dir', dir);
+    assert.equal(v.status, 0, v.stdout + v.stderr);
+  });
+
+  test('http refuses to bind anything but loopback, before opening a session', () => {
+    const dir = state();
+    for (const addr of ['0.0.0.0:0', '192.168.1.10:8080', '[::]:0', 'example.com:80']) {
+      const r = cli('serve', CORE(), '--http', addr, '--state-dir', dir);
+      assert.equal(r.status, 2, addr);
+      assert.match(r.stderr, /loopback|write the address/, addr);
+    }
+    const both = cli('serve', CORE(), '--stdio', '--http', '127.0.0.1:0', '--state-dir', dir);
+    assert.equal(both.status, 2);
+    assert.match(both.stderr, /exactly one transport/);
+  });
+});
