@@ -20,16 +20,12 @@ import {
   type ToHostMessage,
 } from '../../../ipc/index.js';
 import type { ThreadTaskResult, ThreadWorkerData } from './thread-host-types.js';
+import { hostFlag } from './tool-call.js';
 
-function flag(name: string, fallback: number): number {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  const n = a ? Number(a.slice(name.length + 3)) : NaN;
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-const maxFrameBytes = flag('max-frame-bytes', 1024 * 1024);
-const maxResultBytes = flag('max-result-bytes', 256 * 1024);
-const threads = flag('threads', 2);
-const heapMb = flag('heap-mb', 256);
+const maxFrameBytes = hostFlag('max-frame-bytes', 1024 * 1024);
+const maxResultBytes = hostFlag('max-result-bytes', 256 * 1024);
+const threads = hostFlag('threads', 2);
+const heapMb = hostFlag('heap-mb', 256);
 
 /** Calls in flight, by id: how many relayed lines arrived, and the reply waiting for the rest. */
 interface Running {

@@ -7,6 +7,13 @@ import { ERROR_MESSAGE_MAX, LOG_TEXT_MAX, type CallMessage, type FromHostMessage
 const LOGS_PER_CALL = 200;
 const PROGRESS_PER_CALL = 1000;
 
+/** A positive integer host setting from `--name=N` on the host's command line, or the fallback. */
+export function hostFlag(name: string, fallback: number): number {
+  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
+  const n = a ? Number(a.slice(name.length + 3)) : NaN;
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
 /** Thrown by ctx.capability.require for anything the manifest does not list. */
 class CapabilityError extends Error {
   readonly code = 'TOOL_CAPABILITY_DENIED';

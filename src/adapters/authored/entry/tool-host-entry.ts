@@ -14,15 +14,10 @@ import {
   type FromHostMessage,
   type ToHostMessage,
 } from '../../../ipc/index.js';
-import { runHandler, toolCall, type ToolCall } from './tool-call.js';
+import { hostFlag, runHandler, toolCall, type ToolCall } from './tool-call.js';
 
-function flag(name: string, fallback: number): number {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  const n = a ? Number(a.slice(name.length + 3)) : NaN;
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-const maxFrameBytes = flag('max-frame-bytes', 1024 * 1024);
-const maxResultBytes = flag('max-result-bytes', 256 * 1024);
+const maxFrameBytes = hostFlag('max-frame-bytes', 1024 * 1024);
+const maxResultBytes = hostFlag('max-result-bytes', 256 * 1024);
 
 function countResources(): Map<string, number> {
   const m = new Map<string, number>();
