@@ -47,7 +47,12 @@ export interface Contender {
 export interface AuthoredResultBench {
   calls: number;
   rounds: number;
+  /** The local turn loop's mode: audit commit deferred to the next group commit. */
   pipeline: Contender;
+  /** serve's mode: the audit commit before execute() returns. */
+  pipelineNow: Contender;
+  /** effect.completed records in the store after the run (every runtime call's). */
+  recorded: number;
   adapter: Contender;
   thread: Contender;
   threadAdapter: Contender;
@@ -90,11 +95,17 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
         waiting = resolve;
         pipe.write(encodeFrame({ type: 'call', id: `c${++seq}`, input: {} }));
       });
-    const viaRuntime = (tool: string) => async (): Promise<void> => {
-      const r = await runtime.execute(runtime.request(tool, {})!, ectx);
+    // The local turn loop's mode: the audit commit joins the next group commit (durable() before
+    // anything reaches the model); serve's mode commits before execute() returns.
+    const deferred = { ...ectx, commit: 'deferred' as const };
+    let runtimeCalls = 0;
+    const viaRuntime = (tool: string, c: typeof ectx = deferred) => async (): Promise<void> => {
+      runtimeCalls++;
+      const r = await runtime.execute(runtime.request(tool, {})!, c);
       if (!r.ok || r.isError) throw new Error(`the no-op authored effect ${tool} failed: ${JSON.stringify(r)}`);
     };
     const pipelineCall = viaRuntime('noop');
+    const pipelineNowCall = viaRuntime('noop', ectx);
     const threadCall = viaRuntime('noop_thread');
     const env = { workspace: core.workspace, supervisor: sup, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'bench', sessionId: 'se_bench' } };
     const signal = new AbortController().signal;
@@ -109,12 +120,14 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     const adapterCall = viaAdapter('noop');
     const threadAdapterCall = viaAdapter('noop_thread');
     const builtinCall = async (): Promise<void> => {
-      const r = await runtime.execute(runtime.request('tools_list', {})!, ectx);
+      runtimeCalls++;
+      const r = await runtime.execute(runtime.request('tools_list', {})!, deferred);
       if (!r.ok) throw new Error(r.message);
     };
     // Warm-up: the pool's workers, the tool module, JIT, prepared statements.
     for (let i = 0; i < 300; i++) {
       await pipelineCall();
+      await pipelineNowCall();
       await adapterCall();
       await threadCall();
       await threadAdapterCall();
@@ -123,8 +136,8 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     }
     for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
     progress(`authored: ${rounds} rounds x ${perRound} calls of each contender, interleaved`);
-    const lat = { pipeline: [] as number[], adapter: [] as number[], thread: [] as number[], threadAdapter: [] as number[], builtin: [] as number[], floor: [] as number[] };
-    const wall = { pipeline: 0, adapter: 0, thread: 0, threadAdapter: 0, builtin: 0, floor: 0 };
+    const lat = { pipeline: [] as number[], pipelineNow: [] as number[], adapter: [] as number[], thread: [] as number[], threadAdapter: [] as number[], builtin: [] as number[], floor: [] as number[] };
+    const wall = { pipeline: 0, pipelineNow: 0, adapter: 0, thread: 0, threadAdapter: 0, builtin: 0, floor: 0 };
     const time = async (name: keyof typeof lat, fn: () => Promise<unknown>): Promise<void> => {
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < perRound; i++) {
@@ -137,12 +150,17 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     for (let r = 0; r < rounds; r++) {
       await time('floor', floorCall);
       await time('pipeline', pipelineCall);
+      await time('pipelineNow', pipelineNowCall);
       await time('adapter', adapterCall);
       await time('thread', threadCall);
       await time('threadAdapter', threadAdapterCall);
       await time('builtin', builtinCall);
     }
     for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
+    // Every effect's record is in the store: deferral moved the commit, it did not drop one.
+    await runtime.durable();
+    const recorded = db.prepare("SELECT COUNT(*) FROM runtime_events WHERE session_id = ? AND kind = 'effect.completed'").pluck().get(session.id) as number;
+    if (recorded !== runtimeCalls) throw new Error(`${runtimeCalls} effects ran but ${recorded} effect.completed records are in the store`);
     const n = rounds * perRound;
     const c = (k: keyof typeof lat): Contender => ({ perSecond: n / wall[k], latency: summarize(lat[k]) });
     const pipeline = c('pipeline');
@@ -158,6 +176,8 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
       calls: n,
       rounds,
       pipeline,
+      pipelineNow: c('pipelineNow'),
+      recorded,
       adapter: c('adapter'),
       thread,
       threadAdapter: c('threadAdapter'),

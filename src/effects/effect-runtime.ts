@@ -16,7 +16,7 @@ import {
   type ApprovalPolicy,
   type ArgumentPreview,
 } from '../policy/index.js';
-import { appendEventsGrouped, SessionSearch, SessionStore, type Database } from '../store/index.js';
+import { appendEventsDeferred, appendEventsGrouped, flushDeferredWrites, SessionSearch, SessionStore, type Database } from '../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
@@ -49,6 +49,24 @@ export interface EffectRuntimeOptions {
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
 const running = new WeakMap<Database, number>();
 
+/** What, besides an --approve rule, would let this entry run without asking (for a denial's text). */
+function howToAllow(entry: CatalogEntry): string {
+  if (entry.source === 'builtin') {
+    const readOnly = entry.name === 'terminal' ? '; read-only commands inside the workspace can be auto-approved with approval.auto_approve: [read-only] in agent.yaml' : '';
+    return `${entry.name} is a builtin: configuration can make its approval stricter, never looser${readOnly}`;
+  }
+  return `or set approval: auto where it is declared (${entry.provenance}), if agent.yaml's approval settings do not tighten it`;
+}
+
+/** A deferred audit commit failed: the effect ran, its record is not in the store. */
+export class AuditCommitError extends Error {
+  readonly code = 'AUDIT_COMMIT_FAILED';
+  constructor(cause: unknown) {
+    super(`an effect's audit events could not be committed (${(cause as Error)?.message ?? String(cause)}); nothing more runs in this session until the store is fixed (supervisor audit verify)`, { cause });
+    this.name = 'AuditCommitError';
+  }
+}
+
 type AjvCtor = new (opts: Record<string, unknown>) => { compile(schema: unknown): ValidateFunction };
 
 export class EffectRuntime {
@@ -63,6 +81,9 @@ export class EffectRuntime {
   private calls = 0;
   private readonly secretStore: SecretStore;
   private readonly network: AdapterEnv['network'];
+  /** Deferred audit commits not settled yet, and the first that failed (final: see execute). */
+  private readonly pendingCommits = new Set<Promise<void>>();
+  private commitFailure: AuditCommitError | null = null;
 
   constructor(private readonly o: EffectRuntimeOptions) {
     this.secretStore = o.secrets ?? SecretStore.fromCore(o.catalog.core);
@@ -90,6 +111,8 @@ export class EffectRuntime {
   }
 
   async execute(req: EffectRequest, ctx: TurnExecutionContext): Promise<EffectOutcome> {
+    // Fail closed: after a deferred audit commit failed, nothing more runs through this runtime.
+    if (this.commitFailure) throw this.commitFailure;
     const db = this.o.db;
     running.set(db, (running.get(db) ?? 0) + 1);
     try {
@@ -208,14 +231,18 @@ export class EffectRuntime {
     base.approvalKey = key.id;
     // What the operator is shown (and what a pending request stores) passes the redactor too: a
     // model can put a known secret's value into its arguments. The key above binds the real action.
-    let shown: { preview: ArgumentPreview; summary: string };
+    let redact: TextRedactor;
+    let summary: string;
     try {
-      const redact = this.redactor();
-      const preview = previewArguments(req.args);
-      shown = { preview: { ...preview, text: redact(preview.text) }, summary: redact(pre.summary) };
+      redact = this.redactor();
+      summary = redact(pre.summary);
     } catch {
       return this.redactionFailed(ctx, base, events);
     }
+    // The argument preview is worked out only if someone is shown it (a prompt, a pending
+    // request): most calls are decided by policy, a rule or the cache without it.
+    const args = req.args;
+    let preview: ArgumentPreview | undefined;
     let decision: ApprovalDecision;
     try {
       decision = await this.o.broker.decide(
@@ -224,10 +251,17 @@ export class EffectRuntime {
           policy,
           toolName: entry.name,
           capability: entry.capability,
-          preview: shown.preview,
-          actionSummary: shown.summary,
+          get preview(): ArgumentPreview {
+            if (!preview) {
+              const p = previewArguments(args);
+              preview = { ...p, text: redact(p.text) };
+            }
+            return preview;
+          },
+          actionSummary: summary,
           principalId: ctx.principal,
           sessionId: ctx.sessionId,
+          howToAllow: howToAllow(entry),
         },
         ctx.signal,
       );
@@ -378,12 +412,36 @@ export class EffectRuntime {
   }
 
   /**
-   * An effect's events land together or not at all, committed before execute() returns. While
-   * other effects run against the same store, their appends share one commit (group commit).
+   * An effect's events land together or not at all. By default they are committed before
+   * execute() returns; while other effects run against the same store, their appends share one
+   * commit (group commit). With `commit: 'deferred'` they join the store's next group commit and
+   * durable() is the barrier.
    */
   private async record(ctx: TurnExecutionContext, events: { kind: string; payload: unknown }[]): Promise<void> {
     if (events.length === 0) return;
+    if (ctx.commit === 'deferred') {
+      const p = appendEventsDeferred(this.o.db, ctx.sessionId, events.splice(0)).then(
+        () => undefined,
+        (err: unknown) => {
+          this.commitFailure ??= new AuditCommitError(err);
+        },
+      );
+      this.pendingCommits.add(p);
+      void p.finally(() => this.pendingCommits.delete(p));
+      return;
+    }
     await appendEventsGrouped(this.o.db, ctx.sessionId, events.splice(0), (running.get(this.o.db) ?? 0) > 1);
+  }
+
+  /**
+   * The output-commit barrier for `commit: 'deferred'`: resolves once every effect this runtime
+   * ran is in the store (committing what is queued now), rejects with AuditCommitError if any
+   * deferred commit failed. Await it before a result leaves the process.
+   */
+  async durable(): Promise<void> {
+    flushDeferredWrites(this.o.db);
+    if (this.pendingCommits.size > 0) await Promise.all([...this.pendingCommits]);
+    if (this.commitFailure) throw this.commitFailure;
   }
 
   private recordApproval(ctx: TurnExecutionContext, key: string, entry: CatalogEntry, d: ApprovalDecision): void {

@@ -15,6 +15,15 @@ export interface TurnExecutionContext {
   readonly signal?: AbortSignal;
   /** Milliseconds this effect may take in all (default 120 s). */
   readonly deadlineMs?: number;
+  /**
+   * When the effect's audit events commit. `before-return` (default): execute() resolves after
+   * they are in the store. `deferred`: they join the store's next group commit (the next turn of
+   * the event loop, or the next write or read on the store, whichever comes first), so the commit
+   * overlaps the caller's next step; the caller must await EffectRuntime.durable() before any
+   * result leaves the process (to a model provider, a client, a file). A failed deferred commit
+   * fails durable() and every later execute() of this runtime.
+   */
+  readonly commit?: 'before-return' | 'deferred';
 }
 
 export type EffectStep = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;

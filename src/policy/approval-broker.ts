@@ -21,11 +21,14 @@ export interface ApprovalRequest {
   readonly toolName: string;
   /** The capability the entry requires, e.g. 'terminal.exec'. */
   readonly capability: string;
+  /** What the operator is shown of the arguments; may be a getter worked out on first read. */
   readonly preview: ArgumentPreview;
   /** One line saying what will happen, e.g. the command line; --approve globs match this. */
   readonly actionSummary: string;
   readonly principalId: string;
   readonly sessionId: string;
+  /** How this tool could run without asking, besides --approve (a denial's text says it). */
+  readonly howToAllow?: string;
 }
 
 export interface Approver {
@@ -42,8 +45,8 @@ export class NonInteractiveApprover implements Approver {
       false,
       'non-interactive',
       `${request.toolName} needs approval (${request.capability}) but there is no terminal to ask; ` +
-        `pass --approve ${request.toolName} (or a narrower rule such as --approve '${request.toolName}:<glob>') ` +
-        `or set its approval policy to auto`,
+        `pass --approve ${request.toolName} (or a narrower rule such as --approve '${request.toolName}:<glob>')` +
+        (request.howToAllow ? `; ${request.howToAllow}` : ''),
     );
   }
 }
@@ -97,6 +100,8 @@ export class ApprovalBroker {
       return approvalDecision(remembered.approved, 'cache', `remembered for this exact action: ${remembered.reason}`);
     }
     if (signal?.aborted) return approvalDecision(false, 'cancelled', 'the call was cancelled before approval was asked');
+    // Checked here, where it is first needed: the preview may be worked out on first read.
+    if (typeof request.preview?.text !== 'string') throw new ApprovalBrokerError('APPROVAL_REQUEST_INVALID', 'approval request: preview must come from previewArguments(args)');
     let decision: ApprovalDecision;
     try {
       decision = checked(await this.approver.decide(request, signal), 'decide');
@@ -134,7 +139,7 @@ function validate(request: ApprovalRequest): ApprovalPolicy {
   for (const field of ['toolName', 'capability', 'actionSummary'] as const) {
     if (typeof request[field] !== 'string') bad(`${field} must be a string`);
   }
-  if (typeof request.preview?.text !== 'string') bad('preview must come from previewArguments(args)');
+  if (!('preview' in request)) bad('preview must come from previewArguments(args)');
   return policy;
 }
 

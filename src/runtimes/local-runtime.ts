@@ -59,7 +59,7 @@ async function runLocal(s: RuntimeSession, provider: ModelProvider, o: RuntimeRu
         ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
         onEvent: o.onEvent,
         // History is stored with every known secret removed, the model's own words included.
-        onHistory: (item) => s.sessions.addMessage({ principal: s.principal }, s.sessionId, { turnId, role: item.role, content: redactDeep(item, s.runtime.redactor()) }),
+        onHistory: (item) => s.sessions.addMessageDeferred({ principal: s.principal }, s.sessionId, { turnId, role: item.role, content: redactDeep(item, s.runtime.redactor()) }),
       });
     } catch (err) {
       s.sessions.endTurn({ principal: s.principal }, turnId, 'failed');

@@ -115,7 +115,11 @@ function appenderFor(db: Database): Append {
   // IMMEDIATE takes the write lock before the head is read, so two processes appending to one
   // store cannot both extend the same head. Inside a caller's transaction this is a savepoint.
   const tx = db.transaction(body);
-  const append: Append = (...args) => tx.immediate(...args);
+  const append: Append = (...args) => {
+    // Whatever was queued for later lands first: the chain's order is the order of the calls.
+    flushDeferredWrites(db);
+    return tx.immediate(...args);
+  };
   appenders.set(db, append);
   return append;
 }
@@ -187,66 +191,66 @@ function prepareAll(events: readonly { kind: string; payload: unknown; at?: numb
 }
 
 interface Queued {
-  sessionId: string;
-  events: PreparedEvent[];
-  resolve: (appended: AppendedEvent[]) => void;
+  write: () => unknown;
+  resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * Group commit: appends that arrive while others are queued share one transaction, so concurrent
- * effects (parallel tool calls, several sessions) pay one commit between them. A lone append is
- * committed at once, with no added latency. Each promise settles only after its events are
- * committed: a caller never sees success for an event that is not in the store.
+ * Deferred writes and group commit. Writes queued here land in one transaction at the next turn
+ * of the event loop (setImmediate), or earlier: any synchronous append to the chain, any
+ * SessionStore write and any read of events or messages on the same connection commits the queue
+ * first, so nothing written later can land before it and a reader sees its own writes. Each
+ * promise settles only after its write committed (or failed): a caller never sees success for a
+ * row that is not in the store. One bad write (a tampered chain, a full disk) fails alone: the
+ * batch is retried one write at a time.
  */
-class EventBatcher {
+class WriteQueue {
   private queue: Queued[] = [];
   private scheduled = false;
 
   constructor(private readonly db: Database) {}
 
-  append(sessionId: string, events: PreparedEvent[], concurrent: boolean): Promise<AppendedEvent[]> {
-    if (!concurrent && this.queue.length === 0) {
-      // Nobody to share a commit with: commit now, as appendEvents does.
-      try {
-        return Promise.resolve(appenderFor(this.db)(sessionId, events, false));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ sessionId, events, resolve, reject });
+  get size(): number {
+    return this.queue.length;
+  }
+
+  defer<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ write, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        // One turn of the event loop gathers every append made meanwhile.
-        setImmediate(() => this.flush());
+        // One turn of the event loop gathers every write made meanwhile; by then the caller has
+        // usually handed the next effect to its adapter, so the commit overlaps that wait.
+        setImmediate(() => {
+          this.scheduled = false;
+          this.flush();
+        });
       }
     });
   }
 
-  private flush(): void {
-    this.scheduled = false;
+  /** Commits everything queued, now. A no-op inside a caller's transaction (it must not join it). */
+  flush(): void {
+    if (this.queue.length === 0 || this.db.inTransaction || !this.db.open) return;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
-    const append = appenderFor(this.db);
-    let results: AppendedEvent[][] | undefined;
+    let results: unknown[] | undefined;
     if (batch.length > 1) {
       try {
-        // Each append is a savepoint inside the one transaction: all land together or none do.
-        results = this.db.transaction(() => batch.map((q) => append(q.sessionId, q.events, false))).immediate();
+        // All land together or none do.
+        results = this.db.transaction(() => batch.map((q) => q.write())).immediate();
       } catch {
-        // One bad append (a tampered chain, a full disk) must not fail the others: retry each alone.
         results = undefined;
       }
     }
     if (results !== undefined) {
-      batch.forEach((q, i) => q.resolve(results![i]!));
+      batch.forEach((q, i) => q.resolve(results![i]));
       return;
     }
     for (const q of batch) {
       try {
-        q.resolve(append(q.sessionId, q.events, false));
+        q.resolve(this.db.transaction(q.write).immediate());
       } catch (err) {
         q.reject(err);
       }
@@ -254,7 +258,48 @@ class EventBatcher {
   }
 }
 
-const batchers = new WeakMap<Database, EventBatcher>();
+const queues = new WeakMap<Database, WriteQueue>();
+
+function queueFor(db: Database): WriteQueue {
+  let q = queues.get(db);
+  if (!q) queues.set(db, (q = new WriteQueue(db)));
+  return q;
+}
+
+/** Commits the connection's deferred writes now (see WriteQueue); a no-op inside a transaction. */
+export function flushDeferredWrites(db: Database): void {
+  queues.get(db)?.flush();
+}
+
+/** Deferred writes of this connection not committed yet. */
+export function deferredWriteCount(db: Database): number {
+  return queues.get(db)?.size ?? 0;
+}
+
+/**
+ * Queues `write` (synchronous, on `db`) to run in the connection's next group commit. Resolves
+ * with its result once committed, rejects with what it threw.
+ */
+export function deferWrite<T>(db: Database, write: () => T): Promise<T> {
+  return queueFor(db).defer(write);
+}
+
+/**
+ * appendEvents, committed with the connection's next group commit rather than now: the effect
+ * pipeline's "commit later" mode. Inputs are checked at once (a bad payload rejects before
+ * anything is queued). Resolves after the events are committed.
+ */
+export function appendEventsDeferred(db: Database, sessionId: string, events: readonly { kind: string; payload: unknown; at?: number }[]): Promise<AppendedEvent[]> {
+  let prepared: PreparedEvent[];
+  try {
+    prepared = prepareAll(events);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (prepared.length === 0) return Promise.resolve([]);
+  const append = appenderFor(db);
+  return queueFor(db).defer(() => append(sessionId, prepared, false));
+}
 
 /**
  * appendEvents with group commit. `concurrent` says the caller knows other appends may follow in
@@ -274,12 +319,16 @@ export function appendEventsGrouped(
     return Promise.reject(err);
   }
   if (prepared.length === 0) return Promise.resolve([]);
-  let b = batchers.get(db);
-  if (!b) {
-    b = new EventBatcher(db);
-    batchers.set(db, b);
+  const append = appenderFor(db);
+  if (!concurrent && deferredWriteCount(db) === 0) {
+    // Nobody to share a commit with: commit now, as appendEvents does.
+    try {
+      return Promise.resolve(append(sessionId, prepared, false));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
-  return b.append(sessionId, prepared, concurrent);
+  return queueFor(db).defer(() => append(sessionId, prepared, false));
 }
 
 /**
@@ -301,6 +350,7 @@ export function chainHead(db: Database, sessionId: string): ChainHead | undefine
 
 /** Events of one session in seq order, payloads parsed. Not principal-scoped (see SessionStore.listEvents). */
 export function readEvents(db: Database, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): StoredEvent[] {
+  flushDeferredWrites(db);
   const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 1000)), 10_000);
   const rows = db
     .prepare('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?')

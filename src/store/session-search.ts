@@ -3,6 +3,7 @@
 // short snippet with where and when it was said, never the whole message.
 import type { Database } from './database.js';
 import type { PrincipalScope } from './session-store.js';
+import { flushDeferredWrites } from './event-chain.js';
 import { StoreInputError } from './store-errors.js';
 
 export const MAX_SEARCH_QUERY_CHARS = 256;
@@ -53,7 +54,7 @@ interface HitRow {
 export class SessionSearch {
   private readonly q;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     // One statement for both scopes: the principal is always bound, the session optionally.
     // Another principal's messages never join: s.principal is part of every match.
     this.q = db.prepare(`
@@ -72,6 +73,7 @@ export class SessionSearch {
 
   /** Hits for `scope.principal`, best first. Throws SearchQueryError for a malformed query. */
   search(scope: PrincipalScope, q: SessionSearchQuery): SessionSearchHit[] {
+    flushDeferredWrites(this.db);
     const principal = (scope as PrincipalScope | undefined)?.principal;
     if (typeof principal !== 'string' || principal.length === 0 || principal.length > 256) throw new StoreInputError('principal', 'must be a non-empty string');
     const query = q?.query;

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from './database.js';
 import { canonicalJson, CanonicalJsonError, parseCanonicalJson, type JsonValue } from './canonical-json.js';
-import { appendEvent, appendPreparedEvent, prepareEvent, readEvents, type AppendedEvent, type StoredEvent } from './event-chain.js';
+import { appendEvent, appendPreparedEvent, deferWrite, flushDeferredWrites, prepareEvent, readEvents, type AppendedEvent, type StoredEvent } from './event-chain.js';
 import { SessionEndedError, SessionNotFoundError, StoreInputError, TurnNotFoundError } from './store-errors.js';
 
 /** Who is asking. Every owner-scoped read and write takes one; another principal's rows look absent. */
@@ -286,6 +286,20 @@ export class SessionStore {
    * one of its running turns. The chain gets `message.added` with the content's sha256, not the content.
    */
   addMessage(scope: PrincipalScope, sessionId: string, m: { turnId?: string | null; role: MessageRole; content: unknown }): MessageRecord {
+    return this.write(this.messageWrite(scope, sessionId, m));
+  }
+
+  /**
+   * addMessage, committed with the connection's next group commit (or before any later write or
+   * read on it) instead of now. The content is checked at once: bad input throws here, before
+   * anything is queued. Resolves with the record once committed; rejects as addMessage throws.
+   */
+  addMessageDeferred(scope: PrincipalScope, sessionId: string, m: { turnId?: string | null; role: MessageRole; content: unknown }): Promise<MessageRecord> {
+    return deferWrite(this.db, this.messageWrite(scope, sessionId, m));
+  }
+
+  /** The checks of a message done now, and the write to run inside a transaction. */
+  private messageWrite(scope: PrincipalScope, sessionId: string, m: { turnId?: string | null; role: MessageRole; content: unknown }): () => MessageRecord {
     const role = oneOf('role', m?.role, ROLES);
     let content: string;
     try {
@@ -299,7 +313,7 @@ export class SessionStore {
     const digest = createHash('sha256').update(content, 'utf8').digest('hex');
     const at = this.now();
     const id = newId('ms');
-    return this.write(() => {
+    return () => {
       const s = this.running(scope, sessionId);
       let turnId: string | null = null;
       if (m.turnId !== undefined && m.turnId !== null) {
@@ -312,11 +326,12 @@ export class SessionStore {
       this.q.insertMessage.run(id, s.id, turnId, seq, role, content, at);
       this.event(s.id, 'message.added', { message_id: id, turn_id: turnId, seq, role, content_sha256: digest }, at);
       return { id, sessionId: s.id, turnId, seq, role, content: JSON.parse(content) as JsonValue, createdAt: at };
-    });
+    };
   }
 
   /** The session's messages in order, after `afterSeq` (default 0), at most `limit` (default 1000). */
   listMessages(scope: PrincipalScope, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): MessageRecord[] {
+    flushDeferredWrites(this.db);
     const s = this.owned(scope, sessionId);
     const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 1000)), 10_000);
     return (this.q.messages.all(s.id, opts.afterSeq ?? 0, limit) as MessageRow[]).map(messageOf);
@@ -399,6 +414,8 @@ export class SessionStore {
 
   // IMMEDIATE: the row and its chain event are written under one write lock, or not at all.
   private write<T>(fn: () => T): T {
+    // Deferred writes (an effect's events, earlier messages) land first, in their own commit.
+    flushDeferredWrites(this.db);
     return this.db.transaction(fn).immediate();
   }
 }

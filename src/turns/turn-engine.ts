@@ -22,8 +22,12 @@ export interface TurnEngineOptions {
   deadlineMs?: number;
   signal?: AbortSignal;
   onEvent?: (e: TurnEvent) => void;
-  /** Persists each history item (model views only). */
-  onHistory?: (item: HistoryItem) => void;
+  /**
+   * Persists each history item (model views only). It may return the promise of a deferred write
+   * (SessionStore.addMessageDeferred): the turn awaits those with the effects' records before the
+   * model sees anything (see durable below).
+   */
+  onHistory?: (item: HistoryItem) => void | Promise<unknown>;
   /** The session's history so far; extended in place by this turn. */
   history?: HistoryItem[];
 }
@@ -41,14 +45,27 @@ export interface TurnResult {
  */
 export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<TurnResult> {
   const history: HistoryItem[] = o.history ?? [];
+  const writes: Promise<unknown>[] = [];
   const push = (item: HistoryItem): void => {
     history.push(item);
-    o.onHistory?.(item);
+    const w = o.onHistory?.(item);
+    if (w) {
+      w.catch(() => {}); // observed by durable()
+      writes.push(w);
+    }
+  };
+  // Output commit: effects run with their audit commit deferred (it overlaps the next effect's
+  // wait); everything the model is about to see, and everything a finished turn reports, is in
+  // the store first. A failed commit ends the turn with its error.
+  const durable = async (): Promise<void> => {
+    await o.runtime.durable();
+    if (writes.length > 0) await Promise.all(writes.splice(0));
   };
   push({ role: 'user', content: prompt });
   const tools = o.runtime.catalog.providerDefinitions();
   const effects = { ok: 0, failed: 0 };
   for (let iteration = 1; iteration <= o.maxIterations; iteration++) {
+    await durable();
     if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration - 1, effects };
     let streamed = false;
     const stream = { onText: (text: string) => ((streamed = true), o.onEvent?.({ type: 'text_delta', iteration, text })) };
@@ -64,6 +81,7 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
     o.onEvent?.({ type: 'assistant', iteration, text: turn.text, toolCalls: turn.toolCalls.length, streamed });
     if (turn.toolCalls.length === 0) {
       const text = turn.text ?? '';
+      await durable();
       o.onEvent?.({ type: 'final', iteration, text });
       return { outcome: 'completed', finalText: text, iterations: iteration, effects };
     }
@@ -74,6 +92,7 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
       push(item);
     }
   }
+  await durable();
   o.onEvent?.({ type: 'limit_hit', iteration: o.maxIterations, limit: o.maxIterations });
   return { outcome: 'limit_hit', finalText: null, iterations: o.maxIterations, effects };
 }
@@ -88,6 +107,7 @@ async function runCall(call: ModelToolCall, iteration: number, o: TurnEngineOpti
   const outcome = await o.runtime.execute(req, {
     principal: o.principal,
     sessionId: o.sessionId,
+    commit: 'deferred',
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
   });
