@@ -6,7 +6,7 @@
 // tools_list through the same runtime (its steps and audit commit, no child). Interleaved.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { attachAuthoredTools, authoredAdapter } from '../src/adapters/authored/index.js';
+import { authoredToolHosts, authoredAdapter } from '../src/adapters/authored/index.js';
 import { buildCatalog } from '../src/catalog/index.js';
 import { loadCore } from '../src/core/index.js';
 import { EffectRuntime } from '../src/effects/index.js';
@@ -75,7 +75,7 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
   const sup = ctx.openSupervisor('cgroup', 'authored');
   const db = openStore(join(sup.stateDir, 'supervisor.db'));
   const core = await loadCore(TOOLS_CORE);
-  const hosts = attachAuthoredTools(sup, core);
+  const hosts = authoredToolHosts(sup, core);
   const catalog = buildCatalog({ core, principal: 'bench' });
   const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
   const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir: core.dir, coreRevision: core.revision, runtime: 'local' });
@@ -107,7 +107,7 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     const pipelineCall = viaRuntime('noop');
     const pipelineNowCall = viaRuntime('noop', ectx);
     const threadCall = viaRuntime('noop_thread');
-    const env = { workspace: core.workspace, supervisor: sup, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'bench', sessionId: 'se_bench' } };
+    const env = { workspace: core.workspace, core, supervisor: sup, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'bench', sessionId: 'se_bench' } };
     const signal = new AbortController().signal;
     const viaAdapter = (tool: string) => {
       const entry = { name: tool, adapterKey: `authored:${tool}`, capability: `tool.call:${tool}` };

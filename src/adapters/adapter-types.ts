@@ -1,5 +1,6 @@
 // The seam between EffectRuntime and the adapters. Adapters get plain data and a supervisor;
 // they never see the catalog object, the approval broker or the store.
+import type { CoreSnapshot } from '../core/index.js';
 import type { ProcessSupervisor } from '../process/index.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import type { PrincipalScope, SessionSearchHit, SessionSearchQuery } from '../store/index.js';
@@ -15,6 +16,8 @@ export interface AdapterEntry {
 
 export interface AdapterEnv {
   readonly workspace: string;
+  /** The core the catalog was built from (authored tools run its manifests, nothing else). */
+  readonly core: CoreSnapshot;
   readonly supervisor: ProcessSupervisor;
   /** Background tasks of this runtime, when it has a worker. */
   readonly tasks?: RuntimeTaskWorker;

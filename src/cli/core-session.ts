@@ -2,7 +2,6 @@
 // and the store, start a session, and pick the approver (rules first, then a terminal or nobody).
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { attachAuthoredTools } from '../adapters/authored/index.js';
 import { McpConnectionManager, type DiscoveryResult, type McpEnvResolver } from '../adapters/mcp/index.js';
 import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../core/index.js';
@@ -100,8 +99,6 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
   const { core, principal } = loaded;
   let catalog = loaded.catalog;
   const supervisor = ProcessSupervisor.open({ stateDir: o.stateDir });
-  // The authored adapter runs this core's tools on warm hosts owned by this supervisor.
-  const authored = attachAuthoredTools(supervisor, core);
   const db = openStore(join(o.stateDir, 'supervisor.db'));
   // Who answers a prompt no rule settles: the terminal inline; without one, an operator in another
   // terminal (`supervisor approvals`) when the run may wait for it; otherwise a clear denial.
@@ -124,7 +121,6 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     const refuse = async (why: string): Promise<never> => {
       await tasks.close();
       db.close();
-      await authored.close();
       await supervisor.close();
       throw new UsageError(why);
     };
@@ -153,7 +149,6 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     await tasks.close();
     sessions.endSession({ principal }, session.id, 'failed');
     db.close();
-    await authored.close();
     await supervisor.close();
     throw err;
   }
@@ -178,9 +173,8 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
         sessions.endSession({ principal }, session.id, status);
       } finally {
         db.close();
-        // The session's MCP servers first (whole trees), then whatever else is still running.
+        // The session's MCP servers first (whole trees), then the tool hosts (a close hook) and whatever else is still running.
         await mcpHost.close();
-        await authored.close();
         await supervisor.close();
       }
     },

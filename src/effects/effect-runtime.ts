@@ -187,6 +187,7 @@ export class EffectRuntime {
     const bindings = this.bindingsFor(entry);
     const env: AdapterEnv = {
       workspace: this.o.catalog.core.workspace,
+      core: this.o.catalog.core,
       supervisor: this.o.supervisor,
       listing: this.listing,
       secretTargets: bindings.map((b) => b.env),

@@ -49,6 +49,7 @@ export class ProcessSupervisor {
   private readonly ownerMarker: StartMarker;
   private readonly pollMs: number;
   private closed = false;
+  private readonly closeHooks = new Set<() => void | Promise<void>>();
   lastReconcile: ReconcileReport | null = null;
 
   private constructor(options: ProcessSupervisorOptions) {
@@ -118,9 +119,27 @@ export class ProcessSupervisor {
     return n;
   }
 
+  /**
+   * Runs `hook` when close() begins, before the remaining trees are stopped: owners of pooled
+   * trees (tool hosts) stop them their own way and stop replacing them. Returns an unregister.
+   */
+  onClose(hook: () => void | Promise<void>): () => void {
+    this.closeHooks.add(hook);
+    return () => this.closeHooks.delete(hook);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Stops everything and closes the store. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
+    const hooks = [...this.closeHooks];
+    this.closeHooks.clear();
+    // A hook that fails must not keep the trees alive: stopAll below still runs.
+    await Promise.allSettled(hooks.map(async (h) => h()));
     await this.stopAll('cancelled');
     this.db.close();
   }

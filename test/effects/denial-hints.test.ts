@@ -3,7 +3,7 @@
 // an authored tool's can, in its own tool.yaml. Nothing runs.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { attachAuthoredTools } from '../../src/adapters/authored/index.js';
+import { authoredToolHosts } from '../../src/adapters/authored/index.js';
 import { NonInteractiveApprover } from '../../src/policy/index.js';
 import { runtimeSuite } from './runtime-fixture.js';
 
@@ -39,7 +39,7 @@ describe('denial hints', () => {
       approver: new NonInteractiveApprover(),
       principal: 'p',
     });
-    const hosts = attachAuthoredTools(suite.supervisor(), s.core);
+    const hosts = authoredToolHosts(suite.supervisor(), s.core);
     t.after(() => hosts.close());
     const out = await s.runtime.execute(s.runtime.request('deploy', {})!, s.ctx);
     assert.equal(!out.ok && out.code, 'APPROVAL_DENIED');

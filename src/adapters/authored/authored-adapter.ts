@@ -41,9 +41,11 @@ interface AttachedCore {
   resolved: Map<string, ResolvedTool>;
   pools: Map<string, ToolHostPool>;
   threadHost: ThreadToolHost | null;
+  /** Replaced or closed: it starts no host any more. */
+  closed: boolean;
 }
 
-/** Per supervisor, per workspace: the core whose authored tools it runs. */
+/** Per supervisor: the cores whose authored tools it runs, by core directory and revision. */
 const attached = new WeakMap<ProcessSupervisor, Map<string, AttachedCore>>();
 
 export interface AuthoredToolsHandle {
@@ -52,49 +54,80 @@ export interface AuthoredToolsHandle {
   pools(): ToolHostPool[];
   /** The thread tier's trusted host, once a trusted tool was called. */
   threadHost(): ThreadToolHost | null;
-  /** Stops every worker of this core and detaches it. */
+  /** Stops every worker of this core now (the next call starts fresh ones). */
   close(): Promise<void>;
 }
 
+async function closeAttached(at: AttachedCore): Promise<void> {
+  at.closed = true;
+  await Promise.all([...[...at.pools.values()].map((p) => p.close()), at.threadHost?.close()]);
+}
+
 /**
- * Lets `supervisor` run `core`'s authored tools (the adapter sees only the supervisor and the
- * workspace, so this is where the manifests come from). One core per workspace and supervisor:
- * attaching another revision while one is attached is refused, so a catalog never runs code it
- * was not built from. Workers die with the supervisor (its close stops every tree).
+ * The hosts of `core`'s authored tools on `supervisor`, made on first use: the adapter finds the
+ * core in its environment (the catalog's own), so nobody has to attach it. A newer revision of the
+ * same core directory replaces the older one (whose hosts run code the new catalog was not built
+ * from). The supervisor's close stops them first, so no pool replaces a worker it is killing.
  */
-export function attachAuthoredTools(supervisor: ProcessSupervisor, core: CoreSnapshot, overrides: Partial<ToolHostConfig> = {}): AuthoredToolsHandle {
-  let byWs = attached.get(supervisor);
-  if (!byWs) attached.set(supervisor, (byWs = new Map()));
-  const prior = byWs.get(core.workspace);
-  if (prior && prior.core.revision !== core.revision) {
-    throw new AdapterCheckError(`another revision of a core is already attached for workspace ${core.workspace} (${prior.core.dir}); close it first`);
+function attachedFor(supervisor: ProcessSupervisor, core: CoreSnapshot, overrides: Partial<ToolHostConfig> = {}): AttachedCore {
+  let byCore = attached.get(supervisor);
+  if (!byCore) {
+    const cores = (byCore = new Map());
+    attached.set(supervisor, cores);
+    supervisor.onClose(async () => {
+      const all = [...cores.values()];
+      cores.clear();
+      await Promise.all(all.map(closeAttached));
+    });
   }
-  const entry: AttachedCore = prior ?? {
-    core,
-    config: toolHostConfig(core.agent.tool_hosts, overrides),
-    tools: new Map(core.tools.map((t) => [t.name, t])),
-    trusted: new Set(core.agent.tool_hosts?.trusted ?? []),
-    resolved: new Map(),
-    pools: new Map(),
-    threadHost: null,
-  };
-  byWs.set(core.workspace, entry);
+  const id = `${core.dir}\0${core.revision}`;
+  let at = byCore.get(id);
+  if (!at) {
+    for (const [k, old] of byCore) {
+      if (old.core.dir === core.dir) {
+        byCore.delete(k);
+        void closeAttached(old);
+      }
+    }
+    at = {
+      core,
+      config: toolHostConfig(core.agent.tool_hosts, overrides),
+      tools: new Map(core.tools.map((t) => [t.name, t])),
+      trusted: new Set(core.agent.tool_hosts?.trusted ?? []),
+      resolved: new Map(),
+      pools: new Map(),
+      threadHost: null,
+      // After the supervisor's close nothing starts: a call fails at step 7 (ADAPTER_FAILED).
+      closed: supervisor.isClosed,
+    };
+    byCore.set(id, at);
+  }
+  return at;
+}
+
+/**
+ * A handle on `core`'s tool hosts on `supervisor` (made now if none exist yet, with `overrides`
+ * for the host settings): for tests, benchmarks and the operator. Running the tools needs none.
+ */
+export function authoredToolHosts(supervisor: ProcessSupervisor, core: CoreSnapshot, overrides: Partial<ToolHostConfig> = {}): AuthoredToolsHandle {
+  const at = attachedFor(supervisor, core, overrides);
   return {
-    config: entry.config,
-    pools: () => [...entry.pools.values()],
-    threadHost: () => entry.threadHost,
+    config: at.config,
+    pools: () => [...at.pools.values()],
+    threadHost: () => at.threadHost,
     async close() {
-      if (byWs.get(core.workspace) === entry) byWs.delete(core.workspace);
-      await Promise.all([...[...entry.pools.values()].map((p) => p.close()), entry.threadHost?.close()]);
+      const byCore = attached.get(supervisor);
+      for (const [k, v] of byCore ?? []) if (v === at) byCore!.delete(k);
+      await closeAttached(at);
     },
   };
 }
 
 function lookup(env: AdapterEnv, name: string): { at: AttachedCore; tool: AuthoredToolManifest } {
-  const at = attached.get(env.supervisor)?.get(env.workspace);
-  const tool = at?.tools.get(name);
-  if (!at || !tool) {
-    throw new AdapterUnavailableError(`no authored-tool host is attached for ${name} in workspace ${env.workspace}; the caller must attachAuthoredTools(supervisor, core) before running its catalog`);
+  const at = attachedFor(env.supervisor, env.core);
+  const tool = at.tools.get(name);
+  if (!tool) {
+    throw new AdapterCheckError(`no authored tool named '${name}' in the core ${env.core.dir} (revision ${env.core.revision.slice(0, 12)}); rebuild the catalog from the core`);
   }
   return { at, tool };
 }
@@ -141,6 +174,7 @@ function checkSandbox(tool: AuthoredToolManifest): void {
 }
 
 function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, r: ResolvedTool): ToolHostPool {
+  if (at.closed) throw new AuthoredToolError('ADAPTER_FAILED', `the tool hosts of ${at.core.dir} were closed (the supervisor is closing, or a newer revision of the core replaced them)`);
   if (r.pool) return r.pool;
   const spec = r.spec;
   const key = JSON.stringify([spec.toolName, spec.entryPath, spec.entrySha256, spec.readPaths, spec.tier, spec.network]);
@@ -150,6 +184,7 @@ function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, r: ResolvedToo
 }
 
 function threadHostFor(supervisor: ProcessSupervisor, at: AttachedCore): ThreadToolHost {
+  if (at.closed) throw new AuthoredToolError('ADAPTER_FAILED', `the tool hosts of ${at.core.dir} were closed (the supervisor is closing, or a newer revision of the core replaced them)`);
   return (at.threadHost ??= new ThreadToolHost(supervisor, at.core.workspace, at.config));
 }
 

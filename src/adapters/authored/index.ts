@@ -1,4 +1,4 @@
-export { attachAuthoredTools, authoredAdapter, type AuthoredToolsHandle } from './authored-adapter.js';
+export { authoredToolHosts, authoredAdapter, type AuthoredToolsHandle } from './authored-adapter.js';
 export { AuthoredToolError, type AuthoredToolErrorCode } from './errors.js';
 export { DEFAULT_TOOL_HOST_CONFIG, toolHostConfig, type ToolHostConfig } from './host-config.js';
 export { ToolHostPool, type PoolCallResult, type PoolStats } from './tool-host-pool.js';

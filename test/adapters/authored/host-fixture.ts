@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { loadCore, type CoreSnapshot } from '../../../src/core/index.js';
 import { ProcessSupervisor } from '../../../src/process/index.js';
-import { attachAuthoredTools, authoredAdapter, type AuthoredToolsHandle, type ToolHostConfig } from '../../../src/adapters/authored/index.js';
+import { authoredToolHosts, authoredAdapter, type AuthoredToolsHandle, type ToolHostConfig } from '../../../src/adapters/authored/index.js';
 import type { AdapterOutput } from '../../../src/adapters/adapter-types.js';
 import { fixture, markedPids, tempDir } from '../../helpers/procs.js';
 
@@ -24,7 +24,7 @@ export async function openHostFixture(overrides: Partial<ToolHostConfig> = {}): 
   const state = tempDir('authored-test-');
   const supervisor = ProcessSupervisor.open({ stateDir: state.path });
   const core = await loadCore(TOOLS_CORE);
-  const hosts = attachAuthoredTools(supervisor, core, overrides);
+  const hosts = authoredToolHosts(supervisor, core, overrides);
   const spawnIds = new Set<string>();
   const track = (): void => {
     for (const t of supervisor.liveTrees()) spawnIds.add(t.spawnId);
@@ -38,7 +38,7 @@ export async function openHostFixture(overrides: Partial<ToolHostConfig> = {}): 
       const entry = core.tools.find((t) => t.name === tool);
       assert.ok(entry, `fixture tool ${tool}`);
       const adapterEntry = { name: tool, adapterKey: `authored:${tool}`, capability: entry.capability };
-      const env = { workspace: core.workspace, supervisor, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'test', sessionId: 'se_test' } };
+      const env = { workspace: core.workspace, core, supervisor, secretTargets: [], listing: [], network: { hosts: [], cidrs: [] }, owner: { principal: 'test', sessionId: 'se_test' } };
       authoredAdapter.preflight(adapterEntry, args, env);
       const secrets = opts.secrets;
       const p = authoredAdapter.invoke(adapterEntry, args, {

@@ -2,10 +2,10 @@
 // this build does not run are refused at step 4 before any code loads, deadlines and cancels end
 // as the runtime reports them (the sandbox tier runs the same host inside bubblewrap), and agent.yaml's tool_hosts section is checked.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { attachAuthoredTools, type AuthoredToolsHandle } from '../../../src/adapters/authored/index.js';
+import { authoredToolHosts, type AuthoredToolsHandle } from '../../../src/adapters/authored/index.js';
 import { buildCatalog } from '../../../src/catalog/index.js';
 import { loadCore, CoreLoadError } from '../../../src/core/index.js';
 import { EffectRuntime } from '../../../src/effects/index.js';
@@ -41,7 +41,7 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
 
   async function runtimeFor(dir: string, attach = true) {
     const core = await loadCore(dir);
-    if (attach) handles.push(attachAuthoredTools(sup, core));
+    if (attach) handles.push(authoredToolHosts(sup, core));
     const catalog = buildCatalog({ core, principal: PRINCIPAL });
     const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
     const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
@@ -96,16 +96,59 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
     assert.equal(connections, 0, 'the host listener saw a connection from the sandbox');
   });
 
-  test('a core that was not attached is NOT_IMPLEMENTED at step 4, and says what to call', async () => {
+  test('a runtime needs no attach step: the adapter runs the catalog\'s own core, and the supervisor\'s close stops its hosts without replacing them', async () => {
     const dir = makeCore({
       'agent.yaml': 'name: t\ngrants: [tool.call:echo]\napproval:\n  default: auto\n',
       'agent/tools/echo/tool.yaml': 'name: echo\ndescription: e\ninput_schema: { type: object }\ncapability: tool.call:echo\napproval: auto\n',
       'agent/tools/echo/index.mjs': 'export async function handler(i) { return i; }\n',
     });
-    const { runtime, ctx } = await runtimeFor(dir, false);
-    const out = await runtime.execute(runtime.request('echo', {})!, ctx);
-    assert.equal(!out.ok && out.code, 'NOT_IMPLEMENTED');
-    assert.match(!out.ok ? out.message : '', /attachAuthoredTools/);
+    const ownState = tempDir('authored-close-');
+    const own = ProcessSupervisor.open({ stateDir: ownState.path });
+    const core = await loadCore(dir);
+    const catalog = buildCatalog({ core, principal: PRINCIPAL });
+    const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: own, db });
+    const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
+    const out = await runtime.execute(runtime.request('echo', { n: 1 })!, { principal: PRINCIPAL, sessionId: session.id });
+    assert.equal(out.ok && !out.isError, true, JSON.stringify(out));
+    const hosts = authoredToolHosts(own, core);
+    const pool = hosts.pools()[0]!;
+    const ids = own.liveTrees().map((t) => t.spawnId);
+    assert.equal(ids.length, 1, 'one warm host');
+    await own.close();
+    assert.deepEqual(ids.flatMap((id) => markedPids(id)), [], 'the host is gone');
+    assert.equal(pool.stats.started, 1, 'no replacement was started while the supervisor closed');
+    assert.equal(pool.stats.retired.closed, 1);
+    ownState.remove();
+  });
+
+  test('a newer revision of a core replaces the older one\'s hosts: a catalog never runs code it was not built from', async () => {
+    const files = {
+      'agent.yaml': 'name: t\ngrants: [tool.call:ver]\napproval:\n  default: auto\n',
+      'agent/tools/ver/tool.yaml': 'name: ver\ndescription: v\ninput_schema: { type: object }\ncapability: tool.call:ver\napproval: auto\n',
+      'agent/tools/ver/index.mjs': 'export async function handler() { return 1; }\n',
+    };
+    const dir = makeCore(files);
+    const run = async () => {
+      const core = await loadCore(dir);
+      const catalog = buildCatalog({ core, principal: PRINCIPAL });
+      const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
+      const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
+      const out = await runtime.execute(runtime.request('ver', {})!, { principal: PRINCIPAL, sessionId: session.id });
+      assert.equal(out.ok && !out.isError, true, JSON.stringify(out));
+      const h = authoredToolHosts(sup, core);
+      handles.push(h);
+      return { value: out.ok ? out.views.model.content : '', pool: h.pools()[0]! };
+    };
+    const first = await run();
+    assert.equal(first.value, '1');
+    writeFileSync(join(dir, 'agent/tools/ver/index.mjs'), 'export async function handler() { return 2; }\n');
+    const second = await run();
+    assert.equal(second.value, '2', 'the new revision runs the new code');
+    assert.notEqual(second.pool, first.pool);
+    const deadline = Date.now() + 5000;
+    while (first.pool.pids().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(first.pool.pids(), [], 'the older revision\'s host was stopped');
+    assert.equal(first.pool.stats.retired.closed, 1);
   });
 
   test('the deadline gives a TIMEOUT result and a cancel gives CANCELLED; the next call works', async () => {
@@ -175,7 +218,7 @@ describe('secrets bound to an authored tool', { skip: process.platform !== 'linu
         "import { createHash } from 'node:crypto';\nexport async function handler(_i, ctx) {\n  const v = ctx.secrets.API_KEY;\n  return { sha: createHash('sha256').update(v).digest('hex'), raw: v, env: process.env.API_KEY ?? null };\n}\n",
     });
     const core = await loadCore(dir);
-    handles.push(attachAuthoredTools(sup, core));
+    handles.push(authoredToolHosts(sup, core));
     const catalog = buildCatalog({ core, principal: PRINCIPAL });
     const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: new NonInteractiveApprover() }), supervisor: sup, db });
     const session = new SessionStore(db).createSession({ principal: PRINCIPAL }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
