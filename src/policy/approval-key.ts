@@ -72,17 +72,44 @@ export function canonicalApprovalBinding(binding: ApprovalBinding): string {
   if (b === null || typeof b !== 'object') throw new ApprovalKeyError('approval binding must be an object');
   const digest = nonEmpty(b.capabilitySnapshot, 'capabilitySnapshot');
   if (!DIGEST.test(digest)) throw new ApprovalKeyError('approval binding field capabilitySnapshot must be a CapabilitySnapshot digest (64 lowercase hex)');
-  const canonical = {
+  const principal = nonEmpty(b.principal, 'principal');
+  const session = nonEmpty(b.session, 'session');
+  const coreRevision = nonEmpty(b.coreRevision, 'coreRevision');
+  const policy = parseApprovalPolicy(b.policy, 'approval binding field policy');
+  const ref = nonEmpty(b.effect?.ref, 'effect.ref');
+  const name = nonEmpty(b.effect?.name, 'effect.name');
+  const kind = nonEmpty(b.action?.kind, 'action.kind');
+  const target = b.action?.target === undefined ? missingTarget() : b.action.target;
+  // canonicalJson({v, principal, session, coreRevision, capabilitySnapshot, policy, effect, action})
+  // written out with its keys in sorted order (every effect pays for this key; a test checks the
+  // text against canonicalJson of the object): strings as JSON.stringify writes them.
+  const j = JSON.stringify;
+  let targetJson: string;
+  try {
+    targetJson = canonicalJson(target);
+  } catch {
+    // Again in place, so the error names the field's whole path ($.action.target...).
+    canonicalJson({ action: { target } });
+    throw new ApprovalKeyError('approval binding field action.target is not canonical JSON');
+  }
+  return (
+    `${KEY_VERSION}\n{"action":{"kind":${j(kind)},"target":${targetJson}},"capabilitySnapshot":${j(digest)},"coreRevision":${j(coreRevision)},` +
+    `"effect":{"name":${j(name)},"ref":${j(ref)}},"policy":${j(policy)},"principal":${j(principal)},"session":${j(session)},"v":1}`
+  );
+}
+
+/** The same text built the general way (for the test that pins the two together). */
+export function canonicalApprovalBindingGeneric(binding: ApprovalBinding): string {
+  return `${KEY_VERSION}\n${canonicalJson({
     v: 1,
-    principal: nonEmpty(b.principal, 'principal'),
-    session: nonEmpty(b.session, 'session'),
-    coreRevision: nonEmpty(b.coreRevision, 'coreRevision'),
-    capabilitySnapshot: digest,
-    policy: parseApprovalPolicy(b.policy, 'approval binding field policy'),
-    effect: { ref: nonEmpty(b.effect?.ref, 'effect.ref'), name: nonEmpty(b.effect?.name, 'effect.name') },
-    action: { kind: nonEmpty(b.action?.kind, 'action.kind'), target: b.action?.target === undefined ? missingTarget() : b.action.target },
-  };
-  return `${KEY_VERSION}\n${canonicalJson(canonical)}`;
+    principal: binding.principal,
+    session: binding.session,
+    coreRevision: binding.coreRevision,
+    capabilitySnapshot: binding.capabilitySnapshot,
+    policy: binding.policy,
+    effect: { ref: binding.effect.ref, name: binding.effect.name },
+    action: { kind: binding.action.kind, target: binding.action.target },
+  })}`;
 }
 
 function missingTarget(): never {

@@ -6,6 +6,7 @@ import {
   type ApprovalBinding,
   approvalKey,
   canonicalApprovalBinding,
+  canonicalApprovalBindingGeneric,
   canonicalJson,
   evolveCoreAction,
   mcpCallAction,
@@ -188,5 +189,29 @@ describe('ApprovalCache', () => {
     assert.equal(cache.size, 3);
     assert.equal(cache.lookup(a), undefined, 'the oldest entry was dropped');
     assert.equal(cache.invalidate(), 3);
+  });
+});
+
+describe('the written-out canonical binding', () => {
+  it('is exactly canonicalJson of the binding object, for hostile strings in every field', () => {
+    const nasty = ['', 'a"b', 'back\\slash', 'line\nbreak', '\u2028\u2029', '\ud800 lone', 'é\u0301', '{"v":2}', 'ключ', '\u0000', '🙂'];
+    let n = 0;
+    for (const s of nasty) {
+      const x = s === '' ? 'x' : s;
+      const bindings: ApprovalBinding[] = [
+        { ...base, principal: x },
+        { ...base, session: x },
+        { ...base, coreRevision: x },
+        { ...base, effect: { ref: x, name: x } },
+        { ...base, action: { kind: x, target: { [x]: [x, 1, null, { z: x, a: true }] } } },
+        { ...base, action: mcpCallAction(x, x), policy: 'auto' },
+        { ...base, action: evolveCoreAction('promote', null), policy: 'deny' },
+      ];
+      for (const b of bindings) {
+        assert.equal(canonicalApprovalBinding(b), canonicalApprovalBindingGeneric(b));
+        n++;
+      }
+    }
+    assert.equal(n, nasty.length * 7);
   });
 });
