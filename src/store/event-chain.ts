@@ -290,15 +290,7 @@ export function deferWrite<T>(db: Database, write: () => T): Promise<T> {
  * anything is queued). Resolves after the events are committed.
  */
 export function appendEventsDeferred(db: Database, sessionId: string, events: readonly { kind: string; payload: unknown; at?: number }[]): Promise<AppendedEvent[]> {
-  let prepared: PreparedEvent[];
-  try {
-    prepared = prepareAll(events);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  if (prepared.length === 0) return Promise.resolve([]);
-  const append = appenderFor(db);
-  return queueFor(db).defer(() => append(sessionId, prepared, false));
+  return appendQueued(db, sessionId, events, 'later');
 }
 
 /**
@@ -312,6 +304,11 @@ export function appendEventsGrouped(
   events: readonly { kind: string; payload: unknown; at?: number }[],
   concurrent: boolean,
 ): Promise<AppendedEvent[]> {
+  // Nobody to share a commit with (and nothing queued to go first): commit now, as appendEvents does.
+  return appendQueued(db, sessionId, events, concurrent || deferredWriteCount(db) > 0 ? 'later' : 'now');
+}
+
+function appendQueued(db: Database, sessionId: string, events: readonly { kind: string; payload: unknown; at?: number }[], when: 'now' | 'later'): Promise<AppendedEvent[]> {
   let prepared: PreparedEvent[];
   try {
     prepared = prepareAll(events);
@@ -320,15 +317,12 @@ export function appendEventsGrouped(
   }
   if (prepared.length === 0) return Promise.resolve([]);
   const append = appenderFor(db);
-  if (!concurrent && deferredWriteCount(db) === 0) {
-    // Nobody to share a commit with: commit now, as appendEvents does.
-    try {
-      return Promise.resolve(append(sessionId, prepared, false));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  if (when === 'later') return queueFor(db).defer(() => append(sessionId, prepared, false));
+  try {
+    return Promise.resolve(append(sessionId, prepared, false));
+  } catch (err) {
+    return Promise.reject(err);
   }
-  return queueFor(db).defer(() => append(sessionId, prepared, false));
 }
 
 /**

@@ -1,5 +1,6 @@
 // EffectRuntime: the eight steps in order, and nothing runs before its checks — every refusal is
 // proven by a command that would leave a marker file in the workspace if it ever ran.
+import { authoredToolHosts } from '../../src/adapters/authored/index.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -108,15 +109,17 @@ describe('EffectRuntime', { skip: process.platform !== 'linux' && 'POSIX shell c
     assert.deepEqual(a.asked, []);
   });
 
-  test('an authored tool is listed but says clearly that it cannot run yet, before approval', async () => {
+  test('an authored tool whose approval is denied is never loaded: its module is not imported', async () => {
     const s = await setup({
-      agent: 'name: t\ngrants: [tool.call:wc]\napproval:\n  default: auto\n',
-      extra: toolFiles('wc', { capability: 'tool.call:wc' }, "import { writeFileSync } from 'node:fs'; writeFileSync('marker', 'x'); export async function handler() {}\n"),
+      agent: 'name: t\ngrants: [tool.call:wc]\n',
+      extra: toolFiles('wc', { capability: 'tool.call:wc', approval: 'prompt' }, "import { writeFileSync } from 'node:fs'; writeFileSync('marker', 'x'); export async function handler() {}\n"),
     });
     const out = await s.runtime.execute(s.runtime.request('wc', {})!, s.ctx);
-    assert.equal(!out.ok && out.code, 'NOT_IMPLEMENTED');
+    assert.equal(!out.ok && out.code, 'APPROVAL_DENIED');
+    assert.equal(!out.ok && out.step, 5);
     assert.equal(existsSync(s.marker), false);
-    assert.deepEqual(s.asked, []);
+    assert.deepEqual(s.asked, ['wc {}'], 'asked once, with the call');
+    assert.equal(authoredToolHosts(suite.supervisor(), s.core).pools().length, 0, 'no tool host was started');
   });
 
   test('the effect deadline bounds the command', async () => {
