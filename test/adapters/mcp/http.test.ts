@@ -107,6 +107,8 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
       const st = found.servers[0]!;
       assert.deepEqual([st.state, st.code], ['failed', 'MCP_CONNECT_FAILED']);
       assert.match(st.message!, /HTTP 401/);
+      // The fixture logs the request on its stdout pipe and answers 401 on the socket: either may arrive first.
+      await waitFor('the fixture to log the request', () => srv.output().includes('request '), 5000);
       assert.match(srv.output(), new RegExp(TOKEN), 'the server did receive (and echo) the token');
       assert.ok(!st.message!.includes(TOKEN), `the message holds no secret: ${st.message}`);
       assert.match(st.message!, /unauthorized; you sent/);
