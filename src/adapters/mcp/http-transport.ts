@@ -4,12 +4,13 @@
 // through a private undici Agent pinned to the address the URL policy validated once at connect
 // (no global dispatcher, no proxy, no second DNS lookup), redirects leave nothing but the declared
 // origin, and every response body is bounded (an SSE stream per event, anything else whole).
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { fetch as undiciFetch, Response as UndiciResponse, type Agent } from 'undici';
 import { auditUrl, createPinnedAgent, UrlPolicyError, type PinnedTarget } from '../../net/index.js';
 import { McpError } from './errors.js';
+import { OwnedTransportBase } from './transport-base.js';
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** How long close() waits for the server to acknowledge the end of the session (DELETE). */
@@ -28,22 +29,16 @@ export interface PinnedHttpOptions {
   ca?: string | Buffer;
 }
 
-export class PinnedHttpTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
-  /** Why the transport closed on its own (a body over the bound), reported to the next caller. */
-  failure: McpError | null = null;
+export class PinnedHttpTransport extends OwnedTransportBase<null> {
   readonly pid = null;
   readonly spawnId = null;
   readonly stderr = '';
 
   private readonly agent: Agent;
   private readonly inner: StreamableHTTPClientTransport;
-  private closing: Promise<null> | null = null;
-  private closedNotified = false;
 
   constructor(private readonly o: PinnedHttpOptions) {
+    super();
     // Our own deadlines (connect timeout, call timeout, cancel) govern requests; an idle event stream is legitimate.
     this.agent = createPinnedAgent(o.target, { connectTimeoutMs: o.connectTimeoutMs, headersTimeoutMs: 0, bodyTimeoutMs: 0, ...(o.ca ? { ca: o.ca } : {}) });
     this.inner = new StreamableHTTPClientTransport(o.target.url, {
@@ -64,47 +59,31 @@ export class PinnedHttpTransport implements Transport {
     this.inner.setProtocolVersion(version);
   }
 
-  start(): Promise<void> {
+  override start(): Promise<void> {
     return this.inner.start();
   }
 
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.closing || this.closedNotified) {
+  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.closed) {
       return Promise.reject(this.failure ?? new McpError('MCP_SERVER_CLOSED', this.o.server, `MCP server ${this.o.server}: its connection is closed`));
     }
     return this.inner.send(message, options);
   }
 
-  close(): Promise<void> {
-    return this.stop().then(() => undefined);
+  /** close()/stop(): ends the session (DELETE, bounded) and aborts every request and stream. */
+  protected override async shutdown(): Promise<null> {
+    if (!this.failure && this.inner.sessionId) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.inner.terminateSession().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, TERMINATE_MS)))]);
+      clearTimeout(timer);
+    }
+    await this.inner.close().catch(() => undefined);
+    return null;
   }
 
-  /** Ends the session (DELETE, bounded), aborts every request and stream, and drops the pinned Agent. */
-  stop(): Promise<null> {
-    this.closing ??= (async () => {
-      if (!this.failure && this.inner.sessionId) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([this.inner.terminateSession().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, TERMINATE_MS)))]);
-        clearTimeout(timer);
-      }
-      await this.inner.close().catch(() => undefined);
-      this.notifyClosed();
-      await this.agent.destroy().catch(() => undefined);
-      return null;
-    })();
-    return this.closing;
-  }
-
-  private notifyClosed(): void {
-    if (this.closedNotified) return;
-    this.closedNotified = true;
-    this.onclose?.();
-  }
-
-  private fail(err: McpError): void {
-    this.failure ??= err;
-    this.onerror?.(err);
-    void this.stop();
+  /** After onclose: drops the pinned Agent. */
+  protected override async release(): Promise<void> {
+    await this.agent.destroy().catch(() => undefined);
   }
 
   /** The SDK's fetch: only our pinned Agent, no redirect beyond the origin, bounded bodies. */

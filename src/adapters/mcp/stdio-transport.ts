@@ -3,11 +3,11 @@
 // server is a tree of the process layer (own session/group/cgroup, spawn record, marker), its
 // stderr goes through the redactor into a bounded log, and close() runs the TERM→KILL ladder on
 // the whole tree. Framing is the SDK's: one JSON-RPC message per '\n'-terminated line.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
 import { McpError } from './errors.js';
 import { jsonRpcMessage } from './json-rpc-envelope.js';
+import { OwnedTransportBase } from './transport-base.js';
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_STDERR_LOG_CHARS = 16_000;
@@ -31,19 +31,11 @@ export interface SupervisedStdioOptions {
   graceMs?: number;
 }
 
-export class SupervisedStdioTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
-
+export class SupervisedStdioTransport extends OwnedTransportBase<TreeOutcome | null> {
   private tree: SupervisedTree | null = null;
   private chunks: Buffer[] = [];
   private buffered = 0;
   private stderrLog = '';
-  private closing: Promise<TreeOutcome | null> | null = null;
-  private closedNotified = false;
-  /** Why the transport closed on its own (line too long, bad frame), reported to the next caller. */
-  failure: McpError | null = null;
   private readonly maxLine: number;
   private readonly logChars: number;
 
@@ -51,6 +43,7 @@ export class SupervisedStdioTransport implements Transport {
     private readonly supervisor: ProcessSupervisor,
     private readonly o: SupervisedStdioOptions,
   ) {
+    super();
     this.maxLine = o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.logChars = o.stderrLogChars ?? DEFAULT_STDERR_LOG_CHARS;
   }
@@ -68,7 +61,7 @@ export class SupervisedStdioTransport implements Transport {
     return this.stderrLog;
   }
 
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     if (this.tree) throw new Error(`MCP server ${this.o.server}: transport already started`);
     const tree = this.supervisor.spawnTree({
       command: this.o.command,
@@ -94,9 +87,9 @@ export class SupervisedStdioTransport implements Transport {
     tree.stdin?.on('error', () => undefined);
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
+  override send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.tree?.stdin;
-    if (!stdin || this.closing || this.closedNotified) {
+    if (!stdin || this.closed) {
       return Promise.reject(new McpError('MCP_SERVER_CLOSED', this.o.server, `MCP server ${this.o.server} is not running; its connection is closed`));
     }
     const line = JSON.stringify(message) + '\n';
@@ -106,31 +99,9 @@ export class SupervisedStdioTransport implements Transport {
     });
   }
 
-  /** Stops the whole tree (end of input, TERM, KILL) and resolves when nothing of it is left. */
-  close(): Promise<void> {
-    return this.stop().then(() => undefined);
-  }
-
-  /** Like close(), with the tree's outcome (kill report) for callers that check it. */
-  stop(): Promise<TreeOutcome | null> {
-    this.closing ??= (async () => {
-      const outcome = this.tree ? await this.tree.stop('cancelled') : null;
-      this.notifyClosed();
-      return outcome;
-    })();
-    return this.closing;
-  }
-
-  private notifyClosed(): void {
-    if (this.closedNotified) return;
-    this.closedNotified = true;
-    this.onclose?.();
-  }
-
-  private fail(err: McpError): void {
-    this.failure ??= err;
-    this.onerror?.(err);
-    void this.stop();
+  /** close()/stop(): the whole tree (end of input, TERM, KILL), resolved when nothing of it is left, with its outcome (kill report). */
+  protected override async shutdown(): Promise<TreeOutcome | null> {
+    return this.tree ? this.tree.stop('cancelled') : null;
   }
 
   private appendLog(text: string): void {

@@ -4,15 +4,6 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCatalog } from '../../../src/catalog/index.js';
-import { EffectRuntime, type EffectOutcome } from '../../../src/effects/index.js';
-import { ApprovalBroker, CapabilitySnapshot } from '../../../src/policy/index.js';
-import { SecretStore } from '../../../src/secrets/index.js';
-import { SessionStore } from '../../../src/store/index.js';
-import { mcpSecretResolver } from '../../../src/cli/core-session.js';
-import { IMPLICIT_GRANT } from '../../../src/catalog/index.js';
-import type { CoreSnapshot } from '../../../src/core/index.js';
-import type { McpConnectionManager } from '../../../src/adapters/mcp/index.js';
 import { tempDir, waitFor } from '../../helpers/procs.js';
 import { declaration, fixtureDecl, mcpSuite, NPM_SERVER, RecordingApprover } from './mcp-fixture.js';
 
@@ -23,25 +14,6 @@ const SECRET_VALUE = 'ghp_declared-secret-value-for-everything-42';
 describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSIX tools' }, () => {
   const s = mcpSuite();
   const scratch = tempDir('mcp-calls-');
-
-  async function session(core: CoreSnapshot, m: McpConnectionManager, opts: { approver?: RecordingApprover; onProgress?: (p: unknown) => void } = {}) {
-    const principal = 'local:test';
-    const approver = opts.approver ?? new RecordingApprover(true);
-    const broker = new ApprovalBroker({ approver });
-    const sess = new SessionStore(s.db()).createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: 'local' });
-    const capabilities = CapabilitySnapshot.from([...core.agent.grants, IMPLICIT_GRANT]);
-    const secrets = SecretStore.fromCore(core);
-    const found = await m.discover({ sessionId: sess.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
-    const catalog = buildCatalog({ core, principal, mcpTools: found.tools, connectPolicy: found.connectPolicy });
-    const runtime = new EffectRuntime({ catalog, broker, supervisor: s.supervisor(), db: s.db(), secrets, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    const ctx = { principal, sessionId: sess.id };
-    const call = (name: string, args: unknown, extra: { signal?: AbortSignal } = {}): Promise<EffectOutcome> => {
-      const req = runtime.request(name, args);
-      assert.ok(req, `${name} is in the catalog (${catalog.entries.map((e) => e.name).join(', ')})`);
-      return runtime.execute(req, { ...ctx, ...extra });
-    };
-    return { found, catalog, runtime, call, approver };
-  }
 
   test('server-everything sees only the allowlist plus the approved declared entries, not the supervisor environment', async () => {
     process.env[LEAKY] = LEAKY_VALUE;
@@ -59,7 +31,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
         '  default: auto\nsecrets:\n  EV_KEY: { env: MCP_TEST_SECRET_SRC }\n',
       );
       const m = s.manager();
-      const { call, found } = await session(core, m);
+      const { call, found } = await s.session(core, m);
       assert.equal(found.servers[0]!.state, 'connected', found.servers[0]!.message ?? '');
       // What the server really got, read from inside it, bypassing the views' redaction.
       const { liveConnection } = await import('../../../src/adapters/mcp/index.js');
@@ -90,7 +62,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
       ['mcp.connect:fx', 'mcp.call:fx'],
       '  default: auto\nsecrets:\n  K: { env: NOPE }\n',
     );
-    const { found } = await session(core, s.manager());
+    const { found } = await s.session(core, s.manager());
     assert.deepEqual([found.servers[0]!.state, found.servers[0]!.code], ['failed', 'MCP_ENV_DENIED']);
     assert.match(found.servers[0]!.message!, /secret:K/);
     assert.throws(() => readFileSync(marker), /ENOENT/);
@@ -102,7 +74,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
       'agent/mcp/memory.yaml': declaration('memory', [NPM_SERVER('memory')], `  env: [{ name: MEMORY_FILE_PATH, value: ${JSON.stringify(memFile)} }]\napproval:\n  connect: auto\n  call: prompt\n  tools: { read_graph: auto }`),
     });
     const approver = new RecordingApprover((r) => r.toolName === 'memory_create_entities');
-    const { call } = await session(core, s.manager(), { approver });
+    const { call } = await s.session(core, s.manager(), { approver });
     const created = await call('memory_create_entities', { entities: [{ name: 'supervisor', entityType: 'program', observations: ['owns every effect'] }] });
     assert.ok(created.ok && !created.isError, JSON.stringify(created.views.model));
     assert.equal(approver.asked.length, 1);
@@ -120,7 +92,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
     mkdirSync(root, { recursive: true });
     writeFileSync(join(root, 'hello.txt'), 'hello from the workspace\n');
     const core = await s.core({ 'agent/mcp/fs.yaml': declaration('fs', [NPM_SERVER('filesystem'), root], 'approval: { connect: auto, call: auto }') });
-    const { call } = await session(core, s.manager());
+    const { call } = await s.session(core, s.manager());
     const inside = await call('fs_read_text_file', { path: join(root, 'hello.txt') });
     assert.ok(inside.ok && !inside.isError);
     assert.match(inside.views.model.content, /hello from the workspace/);
@@ -130,7 +102,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
 
   test('results are bounded: 1 MB of text is cut, images are described, resources are bounded', async () => {
     const core = await s.core({ 'agent/mcp/fx.yaml': fixtureDecl('fx', 'huge') });
-    const { call } = await session(core, s.manager());
+    const { call } = await s.session(core, s.manager());
     const big = await call('fx_huge', {});
     assert.ok(big.ok);
     assert.ok(big.views.model.content.length < 100_000, `model view is ${big.views.model.content.length} characters`);
@@ -143,7 +115,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
   test('a line over the transport cap closes the server with MCP_LINE_TOO_LONG', async () => {
     const core = await s.core({ 'agent/mcp/fx.yaml': fixtureDecl('fx', 'huge-line') });
     const m = s.manager({ maxLineBytes: 1024 * 1024 });
-    const { call, found } = await session(core, m);
+    const { call, found } = await s.session(core, m);
     const out = await call('fx_huge', {});
     assert.ok(!out.ok);
     assert.equal(out.code, 'ADAPTER_FAILED');
@@ -154,7 +126,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
 
   test('a server crashing mid-call: a typed error; its stale entry then fails before approval', async () => {
     const core = await s.core({ 'agent/mcp/fx.yaml': fixtureDecl('fx', 'crash') });
-    const { call } = await session(core, s.manager());
+    const { call } = await s.session(core, s.manager());
     const out = await call('fx_crash', {});
     assert.ok(!out.ok);
     assert.deepEqual([out.code, out.step], ['ADAPTER_FAILED', 7]);
@@ -169,7 +141,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
     const marker = join(scratch.path, 'cancel-marker');
     const core = await s.core({ 'agent/mcp/fx.yaml': fixtureDecl('fx', 'basic', { marker }) });
     const progress: unknown[] = [];
-    const { call } = await session(core, s.manager(), { onProgress: (p) => progress.push(p) });
+    const { call } = await s.session(core, s.manager(), { onProgress: (p) => progress.push(p) });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 400);
     const out = await call('fx_slow', { ms: 5000 }, { signal: controller.signal });
@@ -182,7 +154,7 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
 
   test('the call timeout (call_timeout_seconds) ends a slow call with a typed error', async () => {
     const core = await s.core({ 'agent/mcp/fx.yaml': fixtureDecl('fx', 'basic', { extra: 'call_timeout_seconds: 0.3' }) });
-    const { call } = await session(core, s.manager());
+    const { call } = await s.session(core, s.manager());
     const t0 = Date.now();
     const out = await call('fx_slow', { ms: 5000 });
     assert.ok(!out.ok);

@@ -7,14 +7,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCatalog, IMPLICIT_GRANT } from '../../../src/catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../../../src/core/index.js';
-import { EffectRuntime, type EffectOutcome } from '../../../src/effects/index.js';
-import { ApprovalBroker, CapabilitySnapshot } from '../../../src/policy/index.js';
-import { SecretStore } from '../../../src/secrets/index.js';
-import { SessionStore } from '../../../src/store/index.js';
-import { mcpSecretResolver } from '../../../src/cli/core-session.js';
-import { liveConnection, type McpConnectionManager } from '../../../src/adapters/mcp/index.js';
+import { liveConnection } from '../../../src/adapters/mcp/index.js';
 import { makeCore } from '../../core/temp-core.js';
 import { tempDir, waitFor } from '../../helpers/procs.js';
 import { mcpSuite, RecordingApprover } from './mcp-fixture.js';
@@ -59,24 +53,6 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
     return s.core(files, ['mcp.connect:*', 'mcp.call:*', 'secret:MCP_TOKEN'], '  default: auto\nsecrets:\n  MCP_TOKEN: { env: MCP_HTTP_TEST_TOKEN }\n');
   }
 
-  async function session(core: CoreSnapshot, m: McpConnectionManager, opts: { approver?: RecordingApprover; onProgress?: (p: unknown) => void } = {}) {
-    const principal = 'local:test';
-    const approver = opts.approver ?? new RecordingApprover(true);
-    const broker = new ApprovalBroker({ approver });
-    const sess = new SessionStore(s.db()).createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: 'local' });
-    const capabilities = CapabilitySnapshot.from([...core.agent.grants, IMPLICIT_GRANT]);
-    const secrets = SecretStore.fromCore(core);
-    const found = await m.discover({ sessionId: sess.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
-    const catalog = buildCatalog({ core, principal, mcpTools: found.tools, connectPolicy: found.connectPolicy });
-    const runtime = new EffectRuntime({ catalog, broker, supervisor: s.supervisor(), db: s.db(), secrets, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    const call = (name: string, args: unknown, extra: { signal?: AbortSignal } = {}): Promise<EffectOutcome> => {
-      const req = runtime.request(name, args);
-      assert.ok(req, `${name} is in the catalog (${catalog.entries.map((e) => e.name).join(', ')})`);
-      return runtime.execute(req, { principal, sessionId: sess.id, ...extra });
-    };
-    return { found, call, approver };
-  }
-
   function storeHolds(text: string): boolean {
     const db = join(s.stateDir, 'supervisor.db');
     return [db, `${db}-wal`].some((f) => existsSync(f) && readFileSync(f).includes(Buffer.from(text)));
@@ -89,7 +65,7 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
       const core = await coreWith({ 'agent/mcp/web.yaml': httpDecl('web', srv.url, { headers: [SECRET_HEADER, '{ name: X-Plain, value: visible }'] }).replace('connect: auto', 'connect: prompt') });
       const approver = new RecordingApprover(true);
       const m = s.manager();
-      const { found, call } = await session(core, m, { approver });
+      const { found, call } = await s.session(core, m, { approver });
       assert.equal(found.servers[0]!.state, 'connected', found.servers[0]!.message ?? '');
       assert.deepEqual(found.tools.map((t) => t.name), ['web_echo', 'web_headers', 'web_huge', 'web_slow']);
       assert.equal(found.servers[0]!.pid, null, 'an HTTP server is no process of ours');
@@ -127,10 +103,12 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
     try {
       const srv = await s.httpServer('record');
       const core = await coreWith({ 'agent/mcp/rec.yaml': httpDecl('rec', srv.url, { headers: [SECRET_HEADER] }) });
-      const { found } = await session(core, s.manager());
+      const { found } = await s.session(core, s.manager());
       const st = found.servers[0]!;
       assert.deepEqual([st.state, st.code], ['failed', 'MCP_CONNECT_FAILED']);
       assert.match(st.message!, /HTTP 401/);
+      // The fixture logs the request on its stdout pipe and answers 401 on the socket: either may arrive first.
+      await waitFor('the fixture to log the request', () => srv.output().includes('request '), 5000);
       assert.match(srv.output(), new RegExp(TOKEN), 'the server did receive (and echo) the token');
       assert.ok(!st.message!.includes(TOKEN), `the message holds no secret: ${st.message}`);
       assert.match(st.message!, /unauthorized; you sent/);
@@ -170,11 +148,11 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
       const srv = await s.httpServer('basic', ['--tls', certs.path]);
       assert.match(srv.url, /^https:\/\/127\.0\.0\.1:/);
       const core = await coreWith({ 'agent/mcp/tls.yaml': httpDecl('tls', srv.url) });
-      const { found, call } = await session(core, s.manager({ ca }));
+      const { found, call } = await s.session(core, s.manager({ ca }));
       assert.equal(found.servers[0]!.state, 'connected', found.servers[0]!.message ?? '');
       const echo = await call('tls_echo', { text: 'over tls' });
       assert.ok(echo.ok && echo.views.model.content === 'over tls', JSON.stringify(echo));
-      const untrusted = await session(core, s.manager());
+      const untrusted = await s.session(core, s.manager());
       assert.deepEqual([untrusted.found.servers[0]!.state, untrusted.found.servers[0]!.code], ['failed', 'MCP_CONNECT_FAILED']);
       assert.match(untrusted.found.servers[0]!.message!, /request to https:\/\/127\.0\.0\.1:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/);
     } finally {
@@ -187,7 +165,7 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
     const ok = await s.httpServer('basic');
     const core = await coreWith({ 'agent/mcp/h.yaml': httpDecl('h', hang.url, { connectTimeout: 1 }), 'agent/mcp/ok.yaml': httpDecl('ok', ok.url) });
     const t0 = Date.now();
-    const { found } = await session(core, s.manager());
+    const { found } = await s.session(core, s.manager());
     const took = Date.now() - t0;
     const [h, good] = found.servers;
     assert.deepEqual([h!.state, h!.code], ['failed', 'MCP_CONNECT_TIMEOUT']);
@@ -206,7 +184,7 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
         'agent/mcp/a.yaml': httpDecl('a', toMetadata.url, { headers: [SECRET_HEADER] }),
         'agent/mcp/b.yaml': httpDecl('b', toOther.url, { headers: [SECRET_HEADER] }),
       });
-      const { found } = await session(core, s.manager());
+      const { found } = await s.session(core, s.manager());
       for (const st of found.servers) {
         assert.deepEqual([st.state, st.code], ['failed', 'MCP_URL_REFUSED'], st.message ?? '');
         assert.match(st.message!, /url\.redirect_forbidden: .*answered 307 with a redirect to http:\/\/.*followed only within its declared origin/);
@@ -223,7 +201,7 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
     test(`a huge ${json ? 'JSON' : 'SSE'} answer closes the connection at the message bound; nothing unbounded is buffered`, async () => {
       const srv = await s.httpServer('basic', json ? ['--json'] : []);
       const core = await coreWith({ 'agent/mcp/big.yaml': httpDecl('big', srv.url) });
-      const { call } = await session(core, s.manager({ maxLineBytes: 1024 * 1024 }));
+      const { call } = await s.session(core, s.manager({ maxLineBytes: 1024 * 1024 }));
       const out = await call('big_huge', {});
       assert.ok(!out.ok, JSON.stringify(out).slice(0, 300));
       assert.equal(out.code, 'ADAPTER_FAILED');
@@ -237,7 +215,7 @@ describe('MCP over Streamable HTTP', { skip: process.platform !== 'linux' && 'fi
     const srv = await s.httpServer('basic');
     const core = await coreWith({ 'agent/mcp/w.yaml': httpDecl('w', srv.url, { extra: 'call_timeout_seconds: 0.5' }) });
     const progress: unknown[] = [];
-    const { call } = await session(core, s.manager(), { onProgress: (p) => progress.push(p) });
+    const { call } = await s.session(core, s.manager(), { onProgress: (p) => progress.push(p) });
     const t0 = Date.now();
     const slow = await call('w_slow', { ms: 5000 });
     assert.ok(!slow.ok);

@@ -1,5 +1,6 @@
 // Shared by the MCP host tests: a supervisor and a store per suite, cores that declare fixture or
-// npm servers, approvers that record what they were asked, and a leak check after each test.
+// npm servers, approvers that record what they were asked, a session that discovers and calls
+// through the EffectRuntime, and a leak check after each test.
 import { after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -7,9 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { loadCore, type CoreSnapshot } from '../../../src/core/index.js';
 import { ProcessSupervisor } from '../../../src/process/index.js';
 import { ApprovalBroker, approvalDecision, CapabilitySnapshot, type ApprovalRequest, type Approver } from '../../../src/policy/index.js';
-import { openStore, type Database } from '../../../src/store/index.js';
+import { openStore, SessionStore, type Database } from '../../../src/store/index.js';
 import { McpConnectionManager, type McpConnectionManagerOptions } from '../../../src/adapters/mcp/index.js';
-import { IMPLICIT_GRANT } from '../../../src/catalog/index.js';
+import { buildCatalog, IMPLICIT_GRANT } from '../../../src/catalog/index.js';
+import { EffectRuntime, type EffectOutcome } from '../../../src/effects/index.js';
+import { SecretStore } from '../../../src/secrets/index.js';
+import { mcpSecretResolver } from '../../../src/cli/core-session.js';
 import { makeCore, removeTempCores } from '../../core/temp-core.js';
 import { markedPids, tempDir } from '../../helpers/procs.js';
 
@@ -114,6 +118,29 @@ export function mcpSuite() {
     async core(files: Record<string, string>, grants: string[] = ['mcp.connect:*', 'mcp.call:*'], approval = '  default: auto\n'): Promise<CoreSnapshot> {
       const agent = `name: t\ngrants: [${grants.map((g) => JSON.stringify(g)).join(', ')}]\napproval:\n${approval}`;
       return loadCore(makeCore({ 'agent.yaml': agent, ...files }));
+    },
+    /**
+     * A stored session on `core`: discovery through `m` (secrets resolved as `run` does), the catalog
+     * it yields, and an EffectRuntime on the suite's supervisor and store. `call` asserts the tool is
+     * in the catalog, then executes it.
+     */
+    async session(core: CoreSnapshot, m: McpConnectionManager, opts: { approver?: RecordingApprover; onProgress?: (p: unknown) => void } = {}) {
+      const principal = 'local:test';
+      const approver = opts.approver ?? new RecordingApprover(true);
+      const broker = new ApprovalBroker({ approver });
+      const sess = new SessionStore(db).createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: 'local' });
+      const capabilities = CapabilitySnapshot.from([...core.agent.grants, IMPLICIT_GRANT]);
+      const secrets = SecretStore.fromCore(core);
+      const found = await m.discover({ sessionId: sess.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
+      const catalog = buildCatalog({ core, principal, mcpTools: found.tools, connectPolicy: found.connectPolicy });
+      const runtime = new EffectRuntime({ catalog, broker, supervisor: sup, db, secrets, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      const ctx = { principal, sessionId: sess.id };
+      const call = (name: string, args: unknown, extra: { signal?: AbortSignal } = {}): Promise<EffectOutcome> => {
+        const req = runtime.request(name, args);
+        assert.ok(req, `${name} is in the catalog (${catalog.entries.map((e) => e.name).join(', ')})`);
+        return runtime.execute(req, { ...ctx, ...extra });
+      };
+      return { found, catalog, runtime, call, approver };
     },
   };
 }

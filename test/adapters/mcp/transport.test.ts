@@ -34,6 +34,29 @@ describe('supervised stdio transport', { skip: process.platform !== 'linux' && '
     assert.ok(Date.now() - t0 < 3000);
   });
 
+  test('close is idempotent and onclose fires exactly once, whether we close or the server exits by itself', async () => {
+    const t = transport('basic');
+    let closes = 0;
+    t.onclose = () => closes++;
+    await new Client({ name: 't', version: '0' }).connect(t);
+    const first = t.stop();
+    assert.equal(t.stop(), first, 'a second stop() is the same shutdown');
+    await Promise.all([first, t.close(), t.close()]);
+    assert.equal(closes, 1, 'onclose fired once for three closes');
+    await assert.rejects(t.send({ jsonrpc: '2.0', method: 'notifications/initialized' }), (e: any) => e.code === 'MCP_SERVER_CLOSED');
+
+    const c = transport('crash');
+    let crashCloses = 0;
+    c.onclose = () => crashCloses++;
+    const client = new Client({ name: 't', version: '0' });
+    await client.connect(c);
+    await assert.rejects(client.callTool({ name: 'crash', arguments: {} }));
+    await waitFor('onclose after the server exited', () => crashCloses > 0);
+    await c.close();
+    assert.equal(crashCloses, 1, 'our close after the exit did not fire onclose again');
+    assert.equal(markedPids(c.spawnId!).length, 0);
+  });
+
   test('stderr is drained through the redactor into a bounded log', async () => {
     const secret = 'tok_fixture-secret-printed-on-stderr-9f3a';
     const t = transport('stderr-secret', { env: { ...allowlistedEnv(), FIXTURE_SECRET: secret }, redact: [secret], stderrLogChars: 4000 });
