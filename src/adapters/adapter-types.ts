@@ -49,6 +49,12 @@ export interface Preflight {
    * approval and refuses with CAPABILITY_DENIED.
    */
   readonly requires?: readonly string[];
+  /**
+   * What step 4 worked out for step 7 (the terminal's resolved cwd and base environment), handed
+   * back unchanged as InvokeEnv.prepared: step 7 runs what was checked and approved, without
+   * resolving it again (a path swapped in between cannot move the action).
+   */
+  readonly prepared?: unknown;
 }
 
 /** Read access to stored history, handed to an adapter only at step 7 (after approval). */
@@ -92,6 +98,8 @@ export interface InvokeEnv extends AdapterEnv {
   readonly onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** Stored history (session_search). Never in the preflight's env: nothing is read before approval. */
   readonly history?: SessionHistory;
+  /** This effect's Preflight.prepared, as the adapter's own preflight returned it. */
+  readonly prepared?: unknown;
 }
 
 export interface EffectAdapter {

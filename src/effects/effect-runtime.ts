@@ -324,6 +324,7 @@ export class EffectRuntime {
         redact: secrets,
         // Stored history is reachable only from here on: after capability and approval.
         history: (this.history ??= new SessionSearch(this.o.db)),
+        ...(pre.prepared !== undefined ? { prepared: pre.prepared } : {}),
         ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),
         ...(this.o.onProgress ? { onProgress: (p: { progress: number; total?: number; message?: string }) => this.progress(base, p) } : {}),
       });

@@ -3,9 +3,10 @@
 import { authoredToolHosts } from '../../src/adapters/authored/index.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver } from '../../src/policy/index.js';
+import { approvalDecision, ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver } from '../../src/policy/index.js';
 import { verifyChain } from '../../src/store/index.js';
 import { toolFiles } from '../core/temp-core.js';
 import { runtimeSuite } from './runtime-fixture.js';
@@ -64,6 +65,31 @@ describe('EffectRuntime', { skip: process.platform !== 'linux' && 'POSIX shell c
     assert.equal(!out.ok && out.step, 3);
     assert.equal(existsSync(s.marker), false);
     assert.deepEqual(s.asked, []);
+  });
+
+  test('step 7 runs in the cwd step 4 checked and approval covered: a symlink re-pointed outside while the operator decides does not move the command', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'sv-outside-'));
+    try {
+      const s = await setup({
+        approver: {
+          decide: async () => {
+            // The hostile move, between the check and the run: the named cwd now leads out.
+            rmSync(join(s.dir, 'link'));
+            symlinkSync(outside, join(s.dir, 'link'));
+            return approvalDecision(true, 'operator', 'yes');
+          },
+        },
+      });
+      mkdirSync(join(s.dir, 'inside'));
+      symlinkSync(join(s.dir, 'inside'), join(s.dir, 'link'));
+      const out = await s.runtime.execute(s.runtime.request('terminal', { command: 'touch marker', cwd: 'link' })!, s.ctx);
+      assert.equal(out.ok && !out.isError, true, JSON.stringify(out));
+      assert.equal(existsSync(join(s.dir, 'inside', 'marker')), true, 'ran where it was approved');
+      assert.deepEqual(readdirSync(outside), [], 'nothing ran outside the workspace');
+      assert.equal((out.ok ? (out.views.durable.detail as { cwd: string }).cwd : ''), realpathSync(join(s.dir, 'inside')));
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   test('a cwd outside the workspace: refused at step 4, before approval', async () => {

@@ -6,7 +6,7 @@ import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
-import { preflightTerminal, runTerminal, shellFor, type TerminalInput } from './terminal.js';
+import { preflightTerminal, runTerminal, shellFor, type TerminalInput, type TerminalPrepared } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -106,6 +106,7 @@ export const terminalAdapter: EffectAdapter = {
         target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}), ...(a.background ? { background: true, writeScope: a.write_scope ?? null } : {}) },
       },
       background: a.background === true,
+      prepared: { cwd, baseEnv: base } satisfies TerminalPrepared,
       summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
       audit: {
         cwd,
@@ -121,9 +122,10 @@ export const terminalAdapter: EffectAdapter = {
 
   async invoke(entry, args, env) {
     const a = input(args);
+    const prepared = env.prepared as TerminalPrepared | undefined;
     if (a.background) {
       if (!env.tasks) throw new AdapterUnavailableError('background tasks need a task worker, and this runtime has none');
-      const { cwd } = preflightTerminal(a, env.workspace);
+      const cwd = prepared?.cwd ?? preflightTerminal(a, env.workspace).cwd;
       const shell = shellFor(a.command);
       let task;
       try {
@@ -135,7 +137,7 @@ export const terminalAdapter: EffectAdapter = {
           command: shell.file,
           args: shell.args,
           cwd,
-          env: { ...allowlistedEnv(), ...(a.env ?? {}) },
+          env: { ...(prepared?.baseEnv ?? allowlistedEnv()), ...(a.env ?? {}) },
           ...(a.timeout !== undefined ? { timeoutMs: Math.round(a.timeout * 1000) } : {}),
           redact: env.redact,
         });
@@ -156,6 +158,7 @@ export const terminalAdapter: EffectAdapter = {
       signal: env.signal,
       redact: env.redact,
       ...(env.secretEnv ? { secretEnv: env.secretEnv } : {}),
+      ...(prepared ? { prepared } : {}),
     });
     const o = run.outcome;
     const status = o.reason === 'exited' ? (o.signal ? `killed by ${o.signal}` : `exit code ${o.exitCode}`) : o.reason;

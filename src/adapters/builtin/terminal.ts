@@ -33,6 +33,14 @@ export interface TerminalContext {
   /** Adds the effect's bound secrets to the child's environment (last, so nothing overrides them). */
   secretEnv?: (base: Record<string, string>) => Record<string, string>;
   graceMs?: number;
+  /** The cwd and base environment step 4 resolved and approval covered (else resolved now). */
+  prepared?: TerminalPrepared;
+}
+
+/** What the terminal's step 4 hands to its step 7. */
+export interface TerminalPrepared {
+  cwd: string;
+  baseEnv: Readonly<Record<string, string>>;
 }
 
 export function shellFor(command: string): { file: string; args: string[] } {
@@ -46,8 +54,8 @@ export function preflightTerminal(input: TerminalInput, workspace: string): { cw
 }
 
 export async function runTerminal(input: TerminalInput, ctx: TerminalContext): Promise<TerminalRun> {
-  const { cwd } = preflightTerminal(input, ctx.workspace);
-  const overlaid = { ...allowlistedEnv(), ...(input.env ?? {}) };
+  const cwd = ctx.prepared?.cwd ?? preflightTerminal(input, ctx.workspace).cwd;
+  const overlaid = { ...(ctx.prepared?.baseEnv ?? allowlistedEnv()), ...(input.env ?? {}) };
   const env = ctx.secretEnv ? ctx.secretEnv(overlaid) : overlaid;
   const shell = shellFor(input.command);
   const wanted = input.timeout !== undefined ? Math.round(input.timeout * 1000) : ctx.deadlineMs;
