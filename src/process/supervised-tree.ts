@@ -97,9 +97,9 @@ export class LiveTree implements SupervisedTree {
     }
 
     // Artifacts first: if they cannot be written, nothing is spawned.
-    // Compiled once for both streams (tens of ms for many secrets); a set that cannot be redacted
-    // safely throws here, before anything is spawned.
-    const redact = RedactionPatterns.compile(opts.redact ?? []);
+    // Compiled once for both streams and shared with every tree given the same values (tens of ms
+    // for many secrets); a set that cannot be redacted safely throws here, before anything is spawned.
+    const redact = RedactionPatterns.shared(opts.redact ?? []);
     this.artifacts = opts.artifacts === false ? null : createArtifactsOrThrow(ctx.stateDir, spawnId);
     const capture = (name: 'stdout' | 'stderr', on?: (c: Buffer) => void) =>
       new StreamCapture({

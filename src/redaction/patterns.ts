@@ -11,6 +11,11 @@ export interface RedactionOptions {
   marker?: string;
 }
 
+/** Compiled sets kept by shared(), least recently used first. */
+const SHARED = new Map<string, RedactionPatterns>();
+const SHARED_MAX = 16;
+let EMPTY: RedactionPatterns | undefined;
+
 export class RedactionPatterns {
   readonly marker: string;
   readonly markerBytes: Buffer;
@@ -25,6 +30,28 @@ export class RedactionPatterns {
 
   static compile(secrets: Iterable<string | Buffer>, options: RedactionOptions = {}): RedactionPatterns {
     return new RedactionPatterns(secrets, options);
+  }
+
+  /**
+   * compile(secrets) for a set of text secrets, shared by every caller with the same values (in the
+   * same order): the patterns are immutable, and compiling costs milliseconds with many secrets
+   * while a session's set changes only when a new secret is resolved. Keyed by content, never by
+   * the array's identity, so a caller that changed its array gets its own compile.
+   */
+  static shared(secrets: readonly string[]): RedactionPatterns {
+    if (secrets.length === 0) return (EMPTY ??= new RedactionPatterns([], {}));
+    const key = JSON.stringify(secrets);
+    let p = SHARED.get(key);
+    if (p) {
+      // Most recently used last.
+      SHARED.delete(key);
+      SHARED.set(key, p);
+      return p;
+    }
+    p = new RedactionPatterns(secrets, {});
+    SHARED.set(key, p);
+    if (SHARED.size > SHARED_MAX) SHARED.delete(SHARED.keys().next().value!);
+    return p;
   }
 
   private constructor(secrets: Iterable<string | Buffer>, options: RedactionOptions) {

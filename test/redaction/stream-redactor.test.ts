@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chooseMarker, StreamRedactor } from '../../src/redaction/stream-redactor.js';
+import { RedactionPatterns } from '../../src/redaction/patterns.js';
 import { allPatterns, b, bytewise, mulberry32, reference, stream as streamWith } from './redaction-helpers.js';
 
 // The stream helper and the reference live in redaction-helpers.ts; the reference covers every
@@ -245,4 +246,19 @@ describe('StreamRedactor fuzz against a one-shot reference', () => {
     }
     assert.equal(cases, 1200);
   });
+});
+
+it('RedactionPatterns.shared: one compile per set of values, keyed by content (a mutated array gets its own), least recently used evicted', () => {
+  const a = ['sekrit-value-1', 'another-secret-2'];
+  const p1 = RedactionPatterns.shared(a);
+  assert.equal(RedactionPatterns.shared([...a]), p1, 'equal values share one compile');
+  a.push('third-secret-3');
+  const p2 = RedactionPatterns.shared(a);
+  assert.notEqual(p2, p1, 'the same array with a value added is a new set');
+  assert.equal(p2.secretCount, 3);
+  const r = new StreamRedactor(p2);
+  const out = Buffer.concat([r.push(Buffer.from('x third-secret-3 y')), r.flush()]).toString();
+  assert.doesNotMatch(out, /third-secret-3/);
+  for (let i = 0; i < 20; i++) RedactionPatterns.shared([`filler-secret-${i}`]);
+  assert.notEqual(RedactionPatterns.shared(['sekrit-value-1', 'another-secret-2']), p1, 'evicted after 16 other sets');
 });
