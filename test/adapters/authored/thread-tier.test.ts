@@ -3,6 +3,7 @@
 // the supervisor's environment out, stop a runaway call (terminating its thread, or the whole host
 // when the thread cannot be reached), survive the host dying, and serve the next call.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { alive, markedPids } from '../../helpers/procs.js';
 import { openHostFixture, rejection, type HostFixture } from './host-fixture.js';
@@ -14,6 +15,17 @@ interface Where {
   envKeys: string[];
 }
 const where = async (f: HostFixture): Promise<Where> => JSON.parse((await f.call('trusty', { action: 'where' })).text) as Where;
+
+/** Whether something accepts connections on 127.0.0.1:port right now. */
+const listening = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 
 describe('thread tier', { skip: process.platform !== 'linux' && 'the hostile suite runs on Linux CI' }, () => {
   test('a trusted tool runs on a worker thread of a separate host process, without the supervisor environment', async () => {
@@ -139,6 +151,63 @@ describe('thread tier', { skip: process.platform !== 'linux' && 'the hostile sui
       assert.match(exit.text, /^\[THREAD_FAILED\] the tool's thread failed: worker exited with code: 3/);
       const next = await where(f);
       assert.equal(next.pid, first.pid);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a call that leaves an interval or a listening socket running loses its thread (leaked-resources); the next call runs on a fresh thread', async () => {
+    const f = await openHostFixture();
+    try {
+      const first = await where(f);
+      for (const [action, kind] of [
+        ['linger', 'Timeout'],
+        ['listen', 'TCPServerWrap'],
+      ] as const) {
+        const out = await f.call('trusty', { action });
+        assert.equal(out.isError, false, out.text);
+        const left = JSON.parse(out.text) as { threadId: number; port?: number };
+        // The call itself succeeds; its detail says the thread was ended and why.
+        assert.equal(out.detail.retired, 'leaked-resources', JSON.stringify(out.detail));
+        assert.ok((out.detail.leftRunning as string[]).includes(kind), JSON.stringify(out.detail));
+        // No later call shares that thread's event loop (threads 2: try more calls than threads).
+        for (let i = 0; i < 4; i++) {
+          const w = await where(f);
+          assert.notEqual(w.threadId, left.threadId, `call ${i} ran on the thread ${action} left work on`);
+          assert.equal(w.pid, first.pid, 'only the thread is replaced, not the host');
+        }
+        assert.equal((await f.call('trusty', { action: 'talk' })).text, '"talked"');
+        if (left.port !== undefined) {
+          // Ending the thread closed its server.
+          let open = true;
+          for (let i = 0; i < 50 && open; i++) {
+            open = await listening(left.port);
+            if (open) await new Promise((r) => setTimeout(r, 20));
+          }
+          assert.equal(open, false, `the server the tool left on port ${left.port} still accepts connections`);
+        }
+      }
+      assert.equal(f.hosts.threadHost()?.stats.retired['leaked-resources'], 2);
+      assert.equal(f.hosts.threadHost()?.stats.started, 1);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a well-behaved call keeps its thread: the check is not "always recycle"', async () => {
+    const f = await openHostFixture();
+    try {
+      const a = await where(f);
+      // A tool that cleans up its own interval and server leaves nothing behind.
+      const tidy = await f.call('trusty', { action: 'tidy' });
+      assert.equal(tidy.detail.retired, undefined, JSON.stringify(tidy.detail));
+      assert.equal((JSON.parse(tidy.text) as { threadId: number }).threadId, a.threadId);
+      for (let i = 0; i < 5; i++) {
+        const out = await f.call('trusty', { action: 'where' });
+        assert.equal(out.detail.retired, undefined);
+        assert.equal((JSON.parse(out.text) as Where).threadId, a.threadId, 'sequential calls reuse the warm thread');
+      }
+      assert.deepEqual(f.hosts.threadHost()?.stats.retired, {});
     } finally {
       await f.close();
     }

@@ -25,6 +25,12 @@ function countResources(): Map<string, number> {
   return m;
 }
 
+function leftRunning(base: Map<string, number>): string[] {
+  const left: string[] = [];
+  for (const [k, n] of countResources()) if (!OWN_TRANSIENT.has(k)) for (let i = base.get(k) ?? 0; i < n; i++) left.push(k);
+  return left;
+}
+
 port.on('message', (m: ToThreadMessage) => {
   if (m.type === 'cancel') {
     if (live?.id === m.id) live.call.cancel();
@@ -41,9 +47,14 @@ async function run(task: Extract<ToThreadMessage, { type: 'call' }>): Promise<vo
   const reply = await runHandler(task, call.ctx, data.maxResultBytes);
   call.end();
   live = null;
-  // Measured at once (~0.4 µs): anything beyond the baseline is work the tool left running.
-  const left: string[] = [];
-  for (const [k, n] of countResources()) if (!OWN_TRANSIENT.has(k)) for (let i = baseline.get(k) ?? 0; i < n; i++) left.push(k);
+  // Measured at once (~0.4 µs): anything beyond the baseline is work the tool left running. A
+  // handle the tool closed is listed until the loop's close phase has run, so a suspect gets two
+  // turns of the loop to go (a tool that closed its server before returning is not a leak).
+  let left = leftRunning(baseline);
+  for (let turn = 0; turn < 2 && left.length > 0; turn++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    left = leftRunning(baseline);
+  }
   if (left.length > 0) {
     post({ type: 'idle', id: task.id, resources: left.slice(0, 256), heapUsed: getHeapStatistics().used_heap_size, rss: process.resourceUsage().maxRSS * 1024 });
   }
