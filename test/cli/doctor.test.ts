@@ -67,9 +67,9 @@ test('the thread-tier probe reports a host that dies at start or never answers a
       return c;
     };
   try {
-    const dies = await probeThreadTier(startWith("process.stderr.write('Error: Cannot find module piscina\\n'); process.exit(3)"), 3_000);
+    const dies = await probeThreadTier(startWith("process.stderr.write('Error: Cannot find module worker-entry\\n'); process.exit(3)"), 3_000);
     assert.equal(dies.ok, false);
-    assert.match(dies.detail, /^not usable: the trusted tool host did not say hello: the host ended \(exit code 3\): Error: Cannot find module piscina; the tier is a boundary around the supervisor only/);
+    assert.match(dies.detail, /^not usable: the trusted tool host did not say hello: the host ended \(exit code 3\): Error: Cannot find module worker-entry; the tier is a boundary around the supervisor only/);
     const t0 = Date.now();
     const silent = await probeThreadTier(startWith('setTimeout(() => {}, 60_000)'), 400);
     assert.equal(silent.ok, false);

@@ -1,4 +1,4 @@
-// The thread tier: tools the operator marked trusted (the fixture core's agent.yaml) run on piscina
+// The thread tier: tools the operator marked trusted (the fixture core's agent.yaml) run on worker
 // threads inside one trusted tool host, a supervised child process. What it must still do: keep
 // the supervisor's environment out, stop a runaway call (terminating its thread, or the whole host
 // when the thread cannot be reached), survive the host dying, and serve the next call.
