@@ -12,6 +12,9 @@ import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
 import type { CallHooks, HostReply } from './tool-host-worker.js';
 
+/** How the host's CANCELLED answer starts for a call no thread had taken yet. */
+const NOT_STARTED = 'the call was cancelled before a thread took it';
+
 export const THREAD_HOST_ENTRY = fileURLToPath(new URL('./entry/thread-host-entry.js', import.meta.url));
 
 /** Why the trusted host ended a call's thread after the call (the process tier's retire reason). */
@@ -110,7 +113,10 @@ class ThreadHostProcess {
       case 'result':
       case 'error':
         this.pending.delete(m.id);
-        if (p.stopping) p.reject(p.stopping);
+        if (p.stopping && m.type === 'error' && m.code === 'CANCELLED' && m.message.startsWith(NOT_STARTED)) {
+          // Stopped while it waited for a free thread: no thread was terminated, and none had to be.
+          p.reject(new AuthoredToolError(p.stopping.code, `${p.stopping.message.split(';')[0]}; it had not started: every thread was busy`));
+        } else if (p.stopping) p.reject(p.stopping);
         else p.resolve(m.type === 'result' ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message }, p.leaked);
         return;
     }

@@ -213,6 +213,34 @@ describe('thread tier', { skip: process.platform !== 'linux' && 'the hostile sui
     }
   });
 
+  test('calls beyond the threads wait their turn; cancelling a waiting call touches no running thread', async () => {
+    const f = await openHostFixture();
+    try {
+      await where(f);
+      const t0 = Date.now();
+      const three = await Promise.all([0, 1, 2].map(() => f.call('trusty', { action: 'sleep', arg: 300 })));
+      const took = Date.now() - t0;
+      assert.deepEqual(three.map((o) => o.text), ['"slept"', '"slept"', '"slept"']);
+      assert.ok(took >= 590, `three 300 ms calls on two threads took ${took} ms: the third did not wait`);
+      const threadsBefore = new Set<number>();
+      const busy = [f.call('trusty', { action: 'sleep', arg: 500 }), f.call('trusty', { action: 'sleep', arg: 500 })];
+      const ac = new AbortController();
+      const waiting = f.call('trusty', { action: 'sleep', arg: 500 }, { signal: ac.signal });
+      const t1 = Date.now();
+      setTimeout(() => ac.abort(), 50);
+      const err = await rejection(waiting);
+      assert.equal(err.code, 'CANCELLED');
+      assert.match(err.message, /the call was cancelled; it had not started: every thread was busy/);
+      assert.ok(Date.now() - t1 < 400, `the waiting call was answered after ${Date.now() - t1} ms`);
+      assert.deepEqual((await Promise.all(busy)).map((o) => o.text), ['"slept"', '"slept"']);
+      // Both threads served on: the two calls that follow run on threads that existed before.
+      for (const o of [await f.call('trusty', { action: 'where' }), await f.call('trusty', { action: 'where' })]) threadsBefore.add((JSON.parse(o.text) as Where).threadId);
+      assert.ok([...threadsBefore].every((id) => id <= 2), `a thread was replaced: ${[...threadsBefore].join(', ')}`);
+    } finally {
+      await f.close();
+    }
+  });
+
   test('calls run concurrently, one per thread (tool_hosts.threads: 2)', async () => {
     const f = await openHostFixture();
     try {

@@ -90,8 +90,9 @@ function onMessage(m: ToHostMessage): void {
       job.cancelled = true;
       const t = job.thread;
       if (!t) {
+        // Still queued (every thread busy): nothing ran, nothing to terminate.
         queue.splice(queue.indexOf(job), 1);
-        finish(job, cancelledReply(m.id));
+        finish(job, { type: 'error', id: m.id, code: 'CANCELLED', message: 'the call was cancelled before a thread took it' });
         return;
       }
       // The tool's ctx.signal first, then the thread itself. The answer waits for the thread's
