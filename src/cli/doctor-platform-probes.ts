@@ -1,10 +1,12 @@
 // Doctor probes for the Windows and macOS process layers and the sandbox tier, each found by trying it.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sandboxAvailability, sandboxCommand } from '../process/index.js';
+import { THREAD_HOST_ENTRY } from '../adapters/authored/index.js';
+import { encodeFrame, FrameDecoder, TOOL_HOST_PROTOCOL } from '../ipc/index.js';
 import type { ChildOutcome, DoctorEntry } from './doctor.js';
 
 /** Windows: a Job Object with KILL_ON_JOB_CLOSE holds a real child and TerminateJobObject ends it. */
@@ -105,5 +107,89 @@ export async function probeSandbox(run: RunChild): Promise<DoctorEntry> {
   } finally {
     fs.rmSync(granted, { recursive: true, force: true });
     fs.rmSync(outside, { recursive: true, force: true });
+  }
+}
+
+/** Starts a probe child with a data pipe on fd 3 (its own process group, killed by the doctor's cleanup). */
+export type StartChannelChild = (command: string, args: string[], env: Record<string, string>) => ChildProcess;
+
+// The probe tool: where it ran.
+const THREAD_PROBE_TOOL = `import { isMainThread, threadId } from 'node:worker_threads';
+export async function handler() { return { pid: process.pid, threadId, isMainThread }; }
+`;
+
+const THREAD_TIER_IS = 'a boundary around the supervisor only (its memory, its crashes), never against the tool: trusted tools share one address space with the user\'s full rights';
+
+/**
+ * The thread tier: the real trusted tool host (dist entry) starts in a child process, says hello on
+ * its channel, and runs one call of a probe tool on a worker thread with a heap limit, then shuts down.
+ */
+export async function probeThreadTier(start: StartChannelChild, timeoutMs: number): Promise<DoctorEntry> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'supervisor-doctor-thread-'));
+  const t0 = Date.now();
+  try {
+    const entryPath = path.join(dir, 'probe.mjs');
+    fs.writeFileSync(entryPath, THREAD_PROBE_TOOL);
+    const child = start(process.execPath, [THREAD_HOST_ENTRY, '--threads=1', '--heap-mb=64'], { PATH: process.env.PATH ?? '/usr/bin:/bin', SUPERVISOR_CHANNEL_FD: '3' });
+    const pipe = child.stdio[3] as NodeJS.ReadWriteStream | null | undefined;
+    if (!pipe) return { ok: false, detail: `not usable: the host was started without its data pipe; the tier is ${THREAD_TIER_IS}` };
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-2000)));
+    const decoder = new FrameDecoder();
+    const frames: Record<string, unknown>[] = [];
+    let wake: (() => void) | null = null;
+    pipe.on('data', (c: Buffer) => {
+      try {
+        for (const m of decoder.push(c)) frames.push(m as Record<string, unknown>);
+      } catch {
+        frames.push({ type: 'garbage' });
+      }
+      wake?.();
+    });
+    const ended = new Promise<string>((resolve) => {
+      child.once('error', (e) => resolve(`could not start node: ${e.message}`));
+      // 'close', not 'exit': its stderr is read to the end by then, for the reason shown.
+      child.once('close', (code, signal) => resolve(signal ? `killed by ${signal}` : `exit code ${code}`));
+    });
+    let gone: string | null = null;
+    void ended.then((why) => {
+      gone = why;
+      wake?.();
+    });
+    const deadline = t0 + timeoutMs;
+    const next = async (): Promise<Record<string, unknown> | string> => {
+      while (frames.length === 0) {
+        if (gone) return `the host ended (${gone})`;
+        if (Date.now() > deadline) return `no answer within ${timeoutMs} ms`;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 50);
+        });
+        wake = null;
+      }
+      return frames.shift()!;
+    };
+    const fail = (why: string): DoctorEntry => {
+      const err = stderr.split('\n').find((l) => l.trim() !== '') ?? '';
+      return { ok: false, detail: `not usable: ${why}${err ? `: ${err.trim().slice(0, 200)}` : ''}; the tier is ${THREAD_TIER_IS}` };
+    };
+    const hello = await next();
+    if (typeof hello === 'string') return fail(`the trusted tool host did not say hello: ${hello}`);
+    if (hello.type !== 'hello' || hello.protocol !== TOOL_HOST_PROTOCOL) return fail(`the trusted tool host's first frame was not a protocol ${TOOL_HOST_PROTOCOL} hello`);
+    const tool = { name: 'doctor_probe', entryPath, capabilities: [], dispatchCapability: 'tool.call:doctor_probe' };
+    pipe.write(encodeFrame({ type: 'call', id: 'p1', tool, input: {}, secrets: {}, deadlineMs: timeoutMs }));
+    const reply = await next();
+    if (typeof reply === 'string') return fail(`the probe call got no reply: ${reply}`);
+    const v = reply.value as { pid?: number; threadId?: number; isMainThread?: boolean } | undefined;
+    if (reply.type !== 'result' || !v || v.isMainThread !== false || !(Number(v.threadId) > 0) || v.pid !== child.pid) {
+      return fail(`the probe call did not run on a worker thread of the host (${JSON.stringify(reply).slice(0, 200)})`);
+    }
+    const ms = Date.now() - t0;
+    pipe.write(encodeFrame({ type: 'shutdown' }));
+    const how = await Promise.race([ended, new Promise<string>((r) => setTimeout(() => r('still running'), 2_000))]);
+    if (how !== 'exit code 0') return fail(`the host did not shut down cleanly after the probe (${how})`);
+    return { ok: true, detail: `usable: the trusted tool host started in a child process and ran a call on worker thread ${v.threadId} (heap limit 64 MB per thread) in ${ms} ms; the tier is ${THREAD_TIER_IS}` };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -26,7 +26,7 @@ import {
   moveIntoCgroup,
   removeCgroup,
 } from '../process/linux/cgroup.js';
-import { probeJobObjects, probeLibproc, probeSandbox } from './doctor-platform-probes.js';
+import { probeJobObjects, probeLibproc, probeSandbox, probeThreadTier } from './doctor-platform-probes.js';
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
 
 export interface DoctorEntry {
@@ -47,6 +47,7 @@ export const DOCTOR_MECHANISMS = [
   'sandbox',
   'unshare',
   'nodePermissionModel',
+  'threadTier',
   'sqlite',
   'jobObjects',
   'libproc',
@@ -66,6 +67,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   sandbox: 'all',
   unshare: ['linux'],
   nodePermissionModel: 'all',
+  threadTier: 'all',
   sqlite: 'all',
   jobObjects: ['win32'],
   libproc: ['darwin'],
@@ -95,6 +97,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     sandbox: (c) => probeSandbox((command, args, env) => runChild(c, command, args, undefined, env)),
     unshare: probeUnshare,
     nodePermissionModel: probeNodePermission,
+    threadTier: (c) => probeThreadTier((command, args, env) => startChild(c, command, args, env, true), PROBE_TIMEOUT_MS - 1_000),
     sqlite: probeSqlite,
     jobObjects: (c) => probeJobObjects(c.marker),
     libproc: () => probeLibproc(),
@@ -304,9 +307,9 @@ function probeEnv(ctx: ProbeContext, env?: Record<string, string>): NodeJS.Proce
   return { ...(env ?? { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' }), SUPERVISOR_SPAWN_ID: ctx.marker };
 }
 
-function startChild(ctx: ProbeContext, command: string, args: string[], env?: Record<string, string>): ChildProcess {
+function startChild(ctx: ProbeContext, command: string, args: string[], env?: Record<string, string>, dataPipe = false): ChildProcess {
   // Own process group, so cleanup can kill whatever the probe started along with it.
-  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: probeEnv(ctx, env) });
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe', ...(dataPipe ? (['pipe'] as const) : [])], env: probeEnv(ctx, env) });
   ctx.children.add(child);
   child.on('error', () => {
     // Reported through spawned()/runChild(); without a listener an ENOENT would throw.
@@ -459,7 +462,8 @@ const DOCTOR_HELP = `usage: supervisor doctor [--json]
 
 Tries each isolation mechanism on this machine and reports which work: on Linux ffi-rs, subreaper,
 pidfd, cgroup v2, bubblewrap, unshare; the sandbox tier (bubblewrap on Linux, sandbox-exec on
-macOS), by running node inside it; on Windows Job Objects through kernel32; on macOS libproc
+macOS), by running node inside it; the thread tier, by starting the trusted tool host and running a
+call on one of its worker threads (a boundary around the supervisor only, never against the tool); on Windows Job Objects through kernel32; on macOS libproc
 (or the ps fallback); everywhere Node's permission model and SQLite. Mechanisms of another OS
 are shown as not applicable. Exit code 0 whenever the report
 was produced: a missing mechanism is a finding, not an error.

@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { markedPids } from '../helpers/procs.js';
 import { sandboxAvailability } from '../../src/process/index.js';
 import { DOCTOR_MECHANISMS, DOCTOR_PROBE_MARKER_PREFIX, formatDoctor, runDoctor, runDoctorCommand } from '../../src/cli/doctor.js';
+import { probeThreadTier } from '../../src/cli/doctor-platform-probes.js';
 
 /** Live processes whose SUPERVISOR_SPAWN_ID is a doctor probe marker of this test process. */
 const probeLeftovers = (): number[] => markedPids(`${DOCTOR_PROBE_MARKER_PREFIX}-${process.pid}-`, { prefix: true });
@@ -18,6 +20,10 @@ test('runDoctor reports the mechanisms known to work here and leaves no probe ch
     assert.equal(report[name].ok, true, `${name}: ${report[name].detail}`);
   }
   assert.match(report.sqlite.version ?? '', /^3\.\d+/);
+  // The thread tier: the real trusted host ran a call on a worker thread, and the line says what the tier is not.
+  assert.equal(report.threadTier.ok, true, report.threadTier.detail);
+  assert.match(report.threadTier.detail, /^usable: the trusted tool host started in a child process and ran a call on worker thread \d+ \(heap limit 64 MB per thread\) in \d+ ms/);
+  assert.match(report.threadTier.detail, /a boundary around the supervisor only .*never against the tool/);
   // The sandbox entry ran node inside the tier whenever the tier's own probe says it is usable.
   const tier = sandboxAvailability();
   assert.equal(report.sandbox.ok, tier.usable, report.sandbox.detail);
@@ -43,5 +49,34 @@ test('runDoctorCommand: bad usage exits 2 naming the flag; --help exits 0', asyn
   assert.equal(await runDoctorCommand(['--json'], io), 0);
   const parsed = JSON.parse(out) as Record<string, { ok: boolean; detail: string }>;
   assert.deepEqual(Object.keys(parsed).sort(), [...DOCTOR_MECHANISMS].sort());
+  if (process.platform === 'linux') {
+    assert.equal(parsed.threadTier?.ok, true, parsed.threadTier?.detail);
+    assert.match(parsed.threadTier?.detail ?? '', /never against the tool/);
+  }
   assert.deepEqual(probeLeftovers(), []);
+});
+
+test('the thread-tier probe reports a host that dies at start or never answers as not usable, within its timeout', { skip: process.platform !== 'linux' && 'the doctor probes are measured on Linux' }, async () => {
+  const started: ChildProcess[] = [];
+  // Stands in for the host with a real process that fails the way a broken install would.
+  const startWith =
+    (script: string) =>
+    (_command: string, _args: string[], env: Record<string, string>): ChildProcess => {
+      const c = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env });
+      started.push(c);
+      return c;
+    };
+  try {
+    const dies = await probeThreadTier(startWith("process.stderr.write('Error: Cannot find module worker-entry\\n'); process.exit(3)"), 3_000);
+    assert.equal(dies.ok, false);
+    assert.match(dies.detail, /^not usable: the trusted tool host did not say hello: the host ended \(exit code 3\): Error: Cannot find module worker-entry; the tier is a boundary around the supervisor only/);
+    const t0 = Date.now();
+    const silent = await probeThreadTier(startWith('setTimeout(() => {}, 60_000)'), 400);
+    assert.equal(silent.ok, false);
+    assert.match(silent.detail, /did not say hello: no answer within 400 ms/);
+    assert.ok(Date.now() - t0 < 2_000, `the probe took ${Date.now() - t0} ms`);
+  } finally {
+    for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await Promise.all(started.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+  }
 });

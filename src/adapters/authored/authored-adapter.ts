@@ -236,7 +236,7 @@ export const authoredAdapter: EffectAdapter = {
       if (r.tier === 'thread') {
         const out = await threadHostFor(env.supervisor, at).call(msg, hooks, env.signal, env.deadlineMs);
         reply = out.reply;
-        where = { hostPid: out.hostPid };
+        where = { hostPid: out.hostPid, ...out.thread };
       } else {
         const out = await poolFor(env.supervisor, at, r).call(msg, hooks, env.signal, env.deadlineMs);
         reply = out.reply;

@@ -1,8 +1,9 @@
 // The thread tier, supervisor side: one trusted tool host per attached core, a supervised tree
 // (records, marker, kill ladder, reconciliation) with the same framed channel as the process
-// tier, running many calls at once on its piscina threads. A deadline or cancel terminates the
-// call's thread; a host that does not answer the cancel within the grace, crashes or breaks the
-// protocol is stopped whole, its calls fail, and the next call starts a fresh one.
+// tier, running many calls at once on its worker threads. A deadline or cancel terminates the
+// call's thread; so does a call that left work running on it (reported with the call). A host
+// that does not answer the cancel within the grace, crashes or breaks the protocol is stopped
+// whole, its calls fail, and the next call starts a fresh one.
 import { fileURLToPath } from 'node:url';
 import { allowlistedEnv } from '../../process/child-env.js';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
@@ -11,11 +12,23 @@ import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
 import type { CallHooks, HostReply } from './tool-host-worker.js';
 
+/** How the host's CANCELLED answer starts for a call no thread had taken yet. */
+const NOT_STARTED = 'the call was cancelled before a thread took it';
+
 export const THREAD_HOST_ENTRY = fileURLToPath(new URL('./entry/thread-host-entry.js', import.meta.url));
+
+/** Why the trusted host ended a call's thread after the call (the process tier's retire reason). */
+export interface ThreadRetired {
+  retired: 'leaked-resources';
+  /** What the call left running on its thread (resource kinds, as the process tier reports them). */
+  leftRunning: string[];
+}
 
 interface Pending {
   hooks: CallHooks;
-  resolve: (r: HostReply) => void;
+  /** The host's leak report for this call, which precedes its reply. */
+  leaked: string[] | null;
+  resolve: (r: HostReply, leaked: string[] | null) => void;
   reject: (e: AuthoredToolError) => void;
   /** Set once a deadline or cancel was sent: the reply is then this error. */
   stopping: AuthoredToolError | null;
@@ -27,18 +40,23 @@ class ThreadHostProcess {
   readonly ready: Promise<void>;
   readonly pending = new Map<string, Pending>();
   dead = false;
+  helloSeen = false;
   private readonly channel: Channel<FromHostMessage, ToHostMessage>;
-  private helloSeen = false;
   private settle!: { resolve: () => void; reject: (e: AuthoredToolError) => void };
   private failure: AuthoredToolError | null = null;
   private readonly startTimer: NodeJS.Timeout;
 
-  constructor(supervisor: ProcessSupervisor, workspace: string, private readonly config: ToolHostConfig) {
+  constructor(
+    supervisor: ProcessSupervisor,
+    workspace: string,
+    private readonly config: ToolHostConfig,
+    private readonly onRetired: (r: ThreadRetired) => void,
+  ) {
     this.ready = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
     this.ready.catch(() => {});
     this.tree = supervisor.spawnTree({
       command: process.execPath,
-      // The main thread only relays; each worker thread gets the heap limit (piscina resourceLimits).
+      // The main thread only relays; each worker thread gets the heap limit (its resourceLimits).
       args: [THREAD_HOST_ENTRY, `--threads=${config.threads}`, `--heap-mb=${config.heapMb}`, `--max-frame-bytes=${config.maxFrameBytes}`, `--max-result-bytes=${config.maxResultBytes}`],
       cwd: workspace,
       // Trusted is not "given everything": the supervisor's environment (provider keys) stays out.
@@ -76,7 +94,7 @@ class ThreadHostProcess {
       this.settle.resolve();
       return;
     }
-    if (m.type === 'hello' || m.type === 'idle') return this.protocol('IPC_UNEXPECTED', `a '${m.type}' from the trusted tool host, which sends neither after its hello`);
+    if (m.type === 'hello') return this.protocol('IPC_UNEXPECTED', "a 'hello' from the trusted tool host after its hello");
     const p = this.pending.get(m.id);
     // A call stopped at its deadline may still be answered by the host: that answer is dropped.
     if (!p) return;
@@ -87,11 +105,19 @@ class ThreadHostProcess {
       case 'progress':
         p.hooks.onProgress?.(m.done, m.total);
         return;
+      case 'idle':
+        // Sent only for a call that left work running: the host has ended that call's thread.
+        p.leaked = m.resources;
+        this.onRetired({ retired: 'leaked-resources', leftRunning: m.resources });
+        return;
       case 'result':
       case 'error':
         this.pending.delete(m.id);
-        if (p.stopping) p.reject(p.stopping);
-        else p.resolve(m.type === 'result' ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message });
+        if (p.stopping && m.type === 'error' && m.code === 'CANCELLED' && m.message.startsWith(NOT_STARTED)) {
+          // Stopped while it waited for a free thread: no thread was terminated, and none had to be.
+          p.reject(new AuthoredToolError(p.stopping.code, `${p.stopping.message.split(';')[0]}; it had not started: every thread was busy`));
+        } else if (p.stopping) p.reject(p.stopping);
+        else p.resolve(m.type === 'result' ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message }, p.leaked);
         return;
     }
   }
@@ -123,7 +149,8 @@ export class ThreadToolHost {
   private current: ThreadHostProcess | null = null;
   private seq = 0;
   private closed = false;
-  readonly stats = { started: 0 };
+  /** For tests and the operator: hosts started, and threads the host ended after a call, by reason. */
+  readonly stats: { started: number; retired: Partial<Record<ThreadRetired['retired'], number>> } = { started: 0, retired: {} };
 
   constructor(
     private readonly supervisor: ProcessSupervisor,
@@ -137,14 +164,16 @@ export class ThreadToolHost {
   }
 
   /** Runs one call on a thread; rejects with AuthoredToolError (TIMEOUT, CANCELLED, ADAPTER_FAILED, IPC_*). */
-  async call(msg: Omit<CallMessage, 'type' | 'id'>, hooks: CallHooks, signal: AbortSignal | undefined, deadlineMs: number): Promise<{ reply: HostReply; hostPid: number }> {
+  async call(msg: Omit<CallMessage, 'type' | 'id'>, hooks: CallHooks, signal: AbortSignal | undefined, deadlineMs: number): Promise<{ reply: HostReply; hostPid: number; thread?: ThreadRetired }> {
     if (this.closed) throw new AuthoredToolError('ADAPTER_FAILED', 'the trusted tool host is closed');
     if (signal?.aborted) throw new AuthoredToolError('CANCELLED', 'the call was cancelled before it started');
     const t0 = Date.now();
     const host = this.host();
-    await host.ready;
+    // Only a host still starting costs a promise turn.
+    if (!host.helloSeen) await host.ready;
     const left = Math.max(1, deadlineMs - (Date.now() - t0));
     const id = `t${++this.seq}`;
+    let leaked: string[] | null = null;
     const reply = await new Promise<HostReply>((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -153,9 +182,11 @@ export class ThreadToolHost {
       };
       const p: Pending = {
         hooks,
+        leaked: null,
         stopping: null,
-        resolve: (r) => {
+        resolve: (r, l) => {
           done();
+          leaked = l;
           resolve(r);
         },
         reject: (e) => {
@@ -181,7 +212,7 @@ export class ThreadToolHost {
       host.pending.set(id, p);
       host.send({ type: 'call', id, ...msg });
     });
-    return { reply, hostPid: host.tree.pid };
+    return leaked ? { reply, hostPid: host.tree.pid, thread: { retired: 'leaked-resources', leftRunning: leaked } } : { reply, hostPid: host.tree.pid };
   }
 
   /** Stops the host; resolves when its tree is gone. */
@@ -197,7 +228,9 @@ export class ThreadToolHost {
   private host(): ThreadHostProcess {
     if (this.current && !this.current.dead) return this.current;
     try {
-      this.current = new ThreadHostProcess(this.supervisor, this.workspace, this.config);
+      this.current = new ThreadHostProcess(this.supervisor, this.workspace, this.config, (r) => {
+        this.stats.retired[r.retired] = (this.stats.retired[r.retired] ?? 0) + 1;
+      });
     } catch (err) {
       throw new AuthoredToolError('ADAPTER_FAILED', `the trusted tool host could not be started: ${(err as Error).message}`, { cause: err });
     }

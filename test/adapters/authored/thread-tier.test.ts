@@ -1,8 +1,9 @@
-// The thread tier: tools the operator marked trusted (the fixture core's agent.yaml) run on piscina
+// The thread tier: tools the operator marked trusted (the fixture core's agent.yaml) run on worker
 // threads inside one trusted tool host, a supervised child process. What it must still do: keep
 // the supervisor's environment out, stop a runaway call (terminating its thread, or the whole host
 // when the thread cannot be reached), survive the host dying, and serve the next call.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { describe, test } from 'node:test';
 import { alive, markedPids } from '../../helpers/procs.js';
 import { openHostFixture, rejection, type HostFixture } from './host-fixture.js';
@@ -14,6 +15,17 @@ interface Where {
   envKeys: string[];
 }
 const where = async (f: HostFixture): Promise<Where> => JSON.parse((await f.call('trusty', { action: 'where' })).text) as Where;
+
+/** Whether something accepts connections on 127.0.0.1:port right now. */
+const listening = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 
 describe('thread tier', { skip: process.platform !== 'linux' && 'the hostile suite runs on Linux CI' }, () => {
   test('a trusted tool runs on a worker thread of a separate host process, without the supervisor environment', async () => {
@@ -139,6 +151,91 @@ describe('thread tier', { skip: process.platform !== 'linux' && 'the hostile sui
       assert.match(exit.text, /^\[THREAD_FAILED\] the tool's thread failed: worker exited with code: 3/);
       const next = await where(f);
       assert.equal(next.pid, first.pid);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a call that leaves an interval or a listening socket running loses its thread (leaked-resources); the next call runs on a fresh thread', async () => {
+    const f = await openHostFixture();
+    try {
+      const first = await where(f);
+      for (const [action, kind] of [
+        ['linger', 'Timeout'],
+        ['listen', 'TCPServerWrap'],
+      ] as const) {
+        const out = await f.call('trusty', { action });
+        assert.equal(out.isError, false, out.text);
+        const left = JSON.parse(out.text) as { threadId: number; port?: number };
+        // The call itself succeeds; its detail says the thread was ended and why.
+        assert.equal(out.detail.retired, 'leaked-resources', JSON.stringify(out.detail));
+        assert.ok((out.detail.leftRunning as string[]).includes(kind), JSON.stringify(out.detail));
+        // No later call shares that thread's event loop (threads 2: try more calls than threads).
+        for (let i = 0; i < 4; i++) {
+          const w = await where(f);
+          assert.notEqual(w.threadId, left.threadId, `call ${i} ran on the thread ${action} left work on`);
+          assert.equal(w.pid, first.pid, 'only the thread is replaced, not the host');
+        }
+        assert.equal((await f.call('trusty', { action: 'talk' })).text, '"talked"');
+        if (left.port !== undefined) {
+          // Ending the thread closed its server.
+          let open = true;
+          for (let i = 0; i < 50 && open; i++) {
+            open = await listening(left.port);
+            if (open) await new Promise((r) => setTimeout(r, 20));
+          }
+          assert.equal(open, false, `the server the tool left on port ${left.port} still accepts connections`);
+        }
+      }
+      assert.equal(f.hosts.threadHost()?.stats.retired['leaked-resources'], 2);
+      assert.equal(f.hosts.threadHost()?.stats.started, 1);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a well-behaved call keeps its thread: the check is not "always recycle"', async () => {
+    const f = await openHostFixture();
+    try {
+      const a = await where(f);
+      // A tool that cleans up its own interval and server leaves nothing behind.
+      const tidy = await f.call('trusty', { action: 'tidy' });
+      assert.equal(tidy.detail.retired, undefined, JSON.stringify(tidy.detail));
+      assert.equal((JSON.parse(tidy.text) as { threadId: number }).threadId, a.threadId);
+      for (let i = 0; i < 5; i++) {
+        const out = await f.call('trusty', { action: 'where' });
+        assert.equal(out.detail.retired, undefined);
+        assert.equal((JSON.parse(out.text) as Where).threadId, a.threadId, 'sequential calls reuse the warm thread');
+      }
+      assert.deepEqual(f.hosts.threadHost()?.stats.retired, {});
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('calls beyond the threads wait their turn; cancelling a waiting call touches no running thread', async () => {
+    const f = await openHostFixture();
+    try {
+      await where(f);
+      const t0 = Date.now();
+      const three = await Promise.all([0, 1, 2].map(() => f.call('trusty', { action: 'sleep', arg: 300 })));
+      const took = Date.now() - t0;
+      assert.deepEqual(three.map((o) => o.text), ['"slept"', '"slept"', '"slept"']);
+      assert.ok(took >= 590, `three 300 ms calls on two threads took ${took} ms: the third did not wait`);
+      const threadsBefore = new Set<number>();
+      const busy = [f.call('trusty', { action: 'sleep', arg: 500 }), f.call('trusty', { action: 'sleep', arg: 500 })];
+      const ac = new AbortController();
+      const waiting = f.call('trusty', { action: 'sleep', arg: 500 }, { signal: ac.signal });
+      const t1 = Date.now();
+      setTimeout(() => ac.abort(), 50);
+      const err = await rejection(waiting);
+      assert.equal(err.code, 'CANCELLED');
+      assert.match(err.message, /the call was cancelled; it had not started: every thread was busy/);
+      assert.ok(Date.now() - t1 < 400, `the waiting call was answered after ${Date.now() - t1} ms`);
+      assert.deepEqual((await Promise.all(busy)).map((o) => o.text), ['"slept"', '"slept"']);
+      // Both threads served on: the two calls that follow run on threads that existed before.
+      for (const o of [await f.call('trusty', { action: 'where' }), await f.call('trusty', { action: 'where' })]) threadsBefore.add((JSON.parse(o.text) as Where).threadId);
+      assert.ok([...threadsBefore].every((id) => id <= 2), `a thread was replaced: ${[...threadsBefore].join(', ')}`);
     } finally {
       await f.close();
     }
