@@ -1,5 +1,5 @@
 // One call of an authored tool, as both hosts run it: the process host on its main thread, the
-// trusted thread host inside a piscina worker. The module import, the author's `ctx`, and the
+// trusted thread host inside one of its worker threads. The module import, the author's `ctx`, and the
 // result or error frame. Child-side: imports only src/ipc/** and message types.
 import { pathToFileURL } from 'node:url';
 import { ERROR_MESSAGE_MAX, LOG_TEXT_MAX, type CallMessage, type FromHostMessage } from '../../../ipc/index.js';
