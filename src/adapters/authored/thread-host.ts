@@ -6,10 +6,11 @@
 // whole, its calls fail, and the next call starts a fresh one.
 import { fileURLToPath } from 'node:url';
 import { allowlistedEnv } from '../../process/child-env.js';
-import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
-import { Channel, FromHostSchema, IpcError, TOOL_HOST_PROTOCOL, type CallMessage, type FromHostMessage, type ToHostMessage } from '../../ipc/index.js';
+import type { ProcessSupervisor, SupervisedTree } from '../../process/index.js';
+import type { CallMessage, FromHostMessage, IpcError, ToHostMessage } from '../../ipc/index.js';
 import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
+import { HostTree, hostExitReason } from './host-tree.js';
 import type { CallHooks, HostReply } from './tool-host-worker.js';
 
 /** How the host's CANCELLED answer starts for a call no thread had taken yet. */
@@ -40,11 +41,9 @@ class ThreadHostProcess {
   readonly ready: Promise<void>;
   readonly pending = new Map<string, Pending>();
   dead = false;
-  helloSeen = false;
-  private readonly channel: Channel<FromHostMessage, ToHostMessage>;
+  private readonly host: HostTree;
   private settle!: { resolve: () => void; reject: (e: AuthoredToolError) => void };
   private failure: AuthoredToolError | null = null;
-  private readonly startTimer: NodeJS.Timeout;
 
   constructor(
     supervisor: ProcessSupervisor,
@@ -54,47 +53,33 @@ class ThreadHostProcess {
   ) {
     this.ready = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
     this.ready.catch(() => {});
-    this.tree = supervisor.spawnTree({
-      command: process.execPath,
-      // The main thread only relays; each worker thread gets the heap limit (its resourceLimits).
-      args: [THREAD_HOST_ENTRY, `--threads=${config.threads}`, `--heap-mb=${config.heapMb}`, `--max-frame-bytes=${config.maxFrameBytes}`, `--max-result-bytes=${config.maxResultBytes}`],
-      cwd: workspace,
-      // Trusted is not "given everything": the supervisor's environment (provider keys) stays out.
-      env: allowlistedEnv(),
-      channel: true,
-      artifacts: false,
-      tailChars: 2_000,
-      graceMs: config.graceMs,
-      drainAfterExitMs: 200,
-    });
-    const stream = this.tree.channel;
-    if (!stream) throw new AuthoredToolError('ADAPTER_FAILED', 'the trusted tool host was started without its data pipe');
-    this.channel = new Channel(stream, {
-      incoming: FromHostSchema,
-      maxFrameBytes: config.maxFrameBytes,
-      onMessage: (m) => this.onMessage(m),
-      onError: (e) => this.die(e.code === 'IPC_CLOSED' ? null : e),
-    });
-    this.startTimer = setTimeout(() => {
-      if (!this.helloSeen) this.die(new AuthoredToolError('ADAPTER_FAILED', `the trusted tool host did not start within ${config.startTimeoutMs} ms`));
-    }, config.startTimeoutMs);
-    void this.tree.done.then((o) => this.die(new AuthoredToolError('ADAPTER_FAILED', exitReason(o))));
+    this.host = new HostTree(
+      supervisor,
+      {
+        command: process.execPath,
+        // The main thread only relays; each worker thread gets the heap limit (its resourceLimits).
+        args: [THREAD_HOST_ENTRY, `--threads=${config.threads}`, `--heap-mb=${config.heapMb}`, `--max-frame-bytes=${config.maxFrameBytes}`, `--max-result-bytes=${config.maxResultBytes}`],
+        cwd: workspace,
+        // Trusted is not "given everything": the supervisor's environment (provider keys) stays out.
+        env: allowlistedEnv(),
+      },
+      config,
+      'the trusted tool host',
+      { onReady: () => this.settle.resolve(), onMessage: (m) => this.onMessage(m), onEnd: (err) => this.die(err) },
+    );
+    this.tree = this.host.tree;
+  }
+
+  get helloSeen(): boolean {
+    return this.host.helloSeen;
   }
 
   send(m: ToHostMessage): void {
-    this.channel.send(m);
+    this.host.send(m);
   }
 
   private onMessage(m: FromHostMessage): void {
-    if (!this.helloSeen) {
-      if (m.type !== 'hello') return this.protocol('IPC_VERSION', `the trusted tool host's first message was '${m.type}', not hello`);
-      if (m.protocol !== TOOL_HOST_PROTOCOL) return this.protocol('IPC_VERSION', `the trusted tool host speaks protocol ${m.protocol}; this supervisor speaks ${TOOL_HOST_PROTOCOL}`);
-      this.helloSeen = true;
-      clearTimeout(this.startTimer);
-      this.settle.resolve();
-      return;
-    }
-    if (m.type === 'hello') return this.protocol('IPC_UNEXPECTED', "a 'hello' from the trusted tool host after its hello");
+    if (m.type === 'hello') return; // the handshake is HostTree's
     const p = this.pending.get(m.id);
     // A call stopped at its deadline may still be answered by the host: that answer is dropped.
     if (!p) return;
@@ -122,10 +107,6 @@ class ThreadHostProcess {
     }
   }
 
-  private protocol(code: IpcError['code'], message: string): void {
-    this.channel.fail(new IpcError(code, message));
-  }
-
   /** Stops the whole host; every call in flight fails with the first failure (or its own stop reason). */
   die(err: IpcError | AuthoredToolError | null): void {
     if (!this.failure && err) {
@@ -133,10 +114,9 @@ class ThreadHostProcess {
     }
     if (this.dead) return;
     this.dead = true;
-    clearTimeout(this.startTimer);
-    this.channel.close();
+    this.host.close();
     void this.tree.stop('cancelled').then((o) => {
-      const why = this.failure ?? new AuthoredToolError('ADAPTER_FAILED', exitReason(o));
+      const why = this.failure ?? new AuthoredToolError('ADAPTER_FAILED', hostExitReason('the trusted tool host', o));
       this.settle.reject(why);
       for (const p of this.pending.values()) p.reject(p.stopping ?? why);
       this.pending.clear();
@@ -239,8 +219,3 @@ export class ThreadToolHost {
   }
 }
 
-function exitReason(o: TreeOutcome): string {
-  const how = o.signal ? `was killed by ${o.signal}` : `exited with code ${o.exitCode}`;
-  const tail = o.stderr.tail.trim().split('\n').slice(-3).join(' | ').slice(0, 300);
-  return `the trusted tool host ${how}${tail ? `; stderr ends: ${tail}` : ''}`;
-}

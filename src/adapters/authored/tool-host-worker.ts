@@ -3,10 +3,11 @@
 // call in flight and nothing else.
 import { allowlistedEnv } from '../../process/child-env.js';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
-import { Channel, IpcError, TOOL_HOST_PROTOCOL, FromHostSchema, type CallMessage, type FromHostMessage, type ToHostMessage } from '../../ipc/index.js';
+import type { CallMessage, FromHostMessage, IpcError } from '../../ipc/index.js';
 import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
 import { hostArgs, hostBindPaths, type HostSpec } from './host-launch.js';
+import { HostTree, hostExitReason } from './host-tree.js';
 import { sandboxCommand } from '../../process/index.js';
 
 export type HostReply = { ok: true; value: unknown } | { ok: false; code: string; message: string };
@@ -38,14 +39,13 @@ export class ToolHostWorker {
   retired: RetireReason | null = null;
   /** The resources the tool left running after its last call (a reason to retire). */
   leftRunning: readonly string[] = [];
-  private readonly channel: Channel<FromHostMessage, ToHostMessage>;
-  private helloSeen = false;
+  private readonly host: HostTree;
+  private readonly name: string;
   private pending: Pending | null = null;
   private failure: AuthoredToolError | null = null;
   private readySettle!: { resolve: () => void; reject: (e: AuthoredToolError) => void };
   private seq = 0;
   private gone = false;
-  private startTimer: NodeJS.Timeout;
   /** Called once per call when the worker may serve again (true) or must go (false). */
   onIdle: (w: ToolHostWorker, reusable: boolean) => void = () => {};
 
@@ -67,33 +67,13 @@ export class ToolHostWorker {
             protectedPaths: [supervisor.stateDir],
           })
         : { command: process.execPath, args: hostArgs(spec, config), cwd: spec.workspace, env: allowlistedEnv() };
-    this.tree = supervisor.spawnTree({
-      command: launch.command,
-      args: launch.args,
-      cwd: launch.cwd,
-      env: launch.env,
-      channel: true,
-      // Tails only: a tool printing a gigabyte costs a pipe's worth of memory and no disk.
-      artifacts: false,
-      tailChars: 2_000,
-      graceMs: config.graceMs,
-      drainAfterExitMs: 200,
-    });
-    const stream = this.tree.channel;
-    if (!stream) throw new AuthoredToolError('ADAPTER_FAILED', 'the tool host was started without its data pipe');
-    this.channel = new Channel(stream, {
-      incoming: FromHostSchema,
-      maxFrameBytes: config.maxFrameBytes,
+    this.name = `the tool host for ${spec.toolName}`;
+    this.host = new HostTree(supervisor, launch, config, this.name, {
+      onReady: () => this.readySettle.resolve(),
       onMessage: (m) => this.onMessage(m),
-      onError: (e) => this.die(e.code === 'IPC_CLOSED' ? null : e, e.code === 'IPC_CLOSED' ? 'crash' : 'protocol'),
+      onEnd: (err, why) => this.die(err, why),
     });
-    this.startTimer = setTimeout(() => {
-      if (!this.helloSeen) this.die(new AuthoredToolError('ADAPTER_FAILED', `the tool host for ${spec.toolName} did not start within ${config.startTimeoutMs} ms`), 'crash');
-    }, config.startTimeoutMs);
-    void this.tree.done.then((o) => {
-      clearTimeout(this.startTimer);
-      this.die(new AuthoredToolError('ADAPTER_FAILED', exitReason(o)), 'crash');
-    });
+    this.tree = this.host.tree;
   }
 
   get busy(): boolean {
@@ -130,7 +110,7 @@ export class ToolHostWorker {
       const stopFor = (code: 'TIMEOUT' | 'CANCELLED'): void => {
         const p = this.pending;
         if (!p || p.id !== id || p.replied || this.failure) return;
-        this.channel.send({ type: 'cancel', id });
+        this.host.send({ type: 'cancel', id });
         const why = code === 'TIMEOUT' ? `the tool ran past its deadline of ${deadlineMs} ms` : 'the call was cancelled';
         // The call is answered by die() once the whole tree is gone: nothing of it outlives the answer.
         this.failure = new AuthoredToolError(code, `${why}; its worker's process tree was stopped`);
@@ -140,7 +120,7 @@ export class ToolHostWorker {
       const onAbort = (): void => stopFor('CANCELLED');
       if (signal?.aborted) return stopFor('CANCELLED');
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.channel.send({ type: 'call', id, ...msg });
+      this.host.send({ type: 'call', id, ...msg });
     });
   }
 
@@ -151,15 +131,7 @@ export class ToolHostWorker {
   }
 
   private onMessage(m: FromHostMessage): void {
-    if (!this.helloSeen) {
-      if (m.type !== 'hello') return this.protocol('IPC_VERSION', `the tool host's first message was '${m.type}', not hello`);
-      if (m.protocol !== TOOL_HOST_PROTOCOL) return this.protocol('IPC_VERSION', `the tool host speaks protocol ${m.protocol}; this supervisor speaks ${TOOL_HOST_PROTOCOL}`);
-      this.helloSeen = true;
-      clearTimeout(this.startTimer);
-      this.readySettle.resolve();
-      return;
-    }
-    if (m.type === 'hello') return this.protocol('IPC_UNEXPECTED', 'a second hello');
+    if (m.type === 'hello') return; // the handshake is HostTree's
     const p = this.pending;
     if (!p || m.id !== p.id) return this.protocol('IPC_UNEXPECTED', `a '${m.type}' for call id '${m.id}', which is not the call in flight`);
     switch (m.type) {
@@ -195,7 +167,7 @@ export class ToolHostWorker {
   }
 
   private protocol(code: IpcError['code'], message: string): void {
-    this.channel.fail(new IpcError(code, message));
+    this.host.fail(code, message);
   }
 
   /** The worker is finished: fail the call in flight (with the first failure), stop the tree, tell the pool. */
@@ -204,10 +176,10 @@ export class ToolHostWorker {
       this.failure = err instanceof AuthoredToolError ? err : new AuthoredToolError(err.code, `the tool host broke the protocol (${err.code}): ${err.message}; it was stopped`);
     }
     this.retired ??= reason;
-    this.channel.close();
+    this.host.close();
     // Wait for the tree to be gone, so the reason can say how it ended (heap limit, signal).
     void this.tree.stop('cancelled').then((o) => {
-      const why = this.failure ?? new AuthoredToolError('ADAPTER_FAILED', exitReason(o));
+      const why = this.failure ?? new AuthoredToolError('ADAPTER_FAILED', hostExitReason(this.name, o));
       this.readySettle.reject(why);
       const p = this.pending;
       this.pending = null;
@@ -221,10 +193,3 @@ export class ToolHostWorker {
 }
 
 const MB = 1024 * 1024;
-
-function exitReason(o: TreeOutcome): string {
-  const how = o.signal ? `was killed by ${o.signal}` : `exited with code ${o.exitCode}`;
-  const oom = /heap out of memory|Allocation failed/i.test(o.stderr.tail) ? ' (out of memory: the heap limit was reached)' : '';
-  const tail = o.stderr.tail.trim().split('\n').slice(-3).join(' | ').slice(0, 300);
-  return `the tool host ${how}${oom}${tail ? `; stderr ends: ${tail}` : ''}`;
-}
