@@ -58,6 +58,8 @@ export interface AuthoredResultBench {
   threadAdapter: Contender;
   builtin: Contender;
   floor: Contender;
+  /** The floor's call after ~0.15 ms of supervisor work (only the call timed; info). */
+  floorPaused: Contender;
   ratio: number;
   /** The runtime's own steps and audit commit (builtin no-op p50) over the floor p50. */
   stepsRatio: number;
@@ -95,6 +97,9 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
         waiting = resolve;
         pipe.write(encodeFrame({ type: 'call', id: `c${++seq}`, input: {} }));
       });
+    // The same echo after the supervisor worked ~0.15 ms (what the pipeline does between two calls
+    // of a host): only the call is timed. Shows what an idle stretch costs the next wake-up here.
+    const PAUSE_NS = 150_000n;
     // The local turn loop's mode: the audit commit joins the next group commit (durable() before
     // anything reaches the model); serve's mode commits before execute() returns.
     const deferred = { ...ectx, commit: 'deferred' as const };
@@ -136,11 +141,15 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     }
     for (const t of sup.liveTrees()) ctx.markers.add(t.spawnId);
     progress(`authored: ${rounds} rounds x ${perRound} calls of each contender, interleaved`);
-    const lat = { pipeline: [] as number[], pipelineNow: [] as number[], adapter: [] as number[], thread: [] as number[], threadAdapter: [] as number[], builtin: [] as number[], floor: [] as number[] };
-    const wall = { pipeline: 0, pipelineNow: 0, adapter: 0, thread: 0, threadAdapter: 0, builtin: 0, floor: 0 };
-    const time = async (name: keyof typeof lat, fn: () => Promise<unknown>): Promise<void> => {
+    const lat = { pipeline: [] as number[], pipelineNow: [] as number[], adapter: [] as number[], thread: [] as number[], threadAdapter: [] as number[], builtin: [] as number[], floor: [] as number[], floorPaused: [] as number[] };
+    const wall = { pipeline: 0, pipelineNow: 0, adapter: 0, thread: 0, threadAdapter: 0, builtin: 0, floor: 0, floorPaused: 0 };
+    const time = async (name: keyof typeof lat, fn: () => Promise<unknown>, pause = false): Promise<void> => {
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < perRound; i++) {
+        if (pause) {
+          const until = process.hrtime.bigint() + PAUSE_NS;
+          while (process.hrtime.bigint() < until);
+        }
         const a = process.hrtime.bigint();
         await fn();
         lat[name].push(Number(process.hrtime.bigint() - a) / 1e6);
@@ -149,6 +158,7 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
     };
     for (let r = 0; r < rounds; r++) {
       await time('floor', floorCall);
+      await time('floorPaused', floorCall, true);
       await time('pipeline', pipelineCall);
       await time('pipelineNow', pipelineNowCall);
       await time('adapter', adapterCall);
@@ -183,6 +193,7 @@ export async function runAuthored(ctx: BenchContext): Promise<AuthoredResultBenc
       threadAdapter: c('threadAdapter'),
       builtin,
       floor,
+      floorPaused: c('floorPaused'),
       ratio,
       stepsRatio: builtin.latency.median / floor.latency.median,
       targetP50Ms,

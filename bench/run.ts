@@ -201,6 +201,7 @@ function authoredTable(r: AuthoredResultBench): string {
     row('authored no-op, whole EffectRuntime pipeline, warm pool', r.pipeline),
     row('  the same, audit commit before execute() returns (info)', r.pipelineNow),
     row('bare framed echo to a bare node child (floor)', r.floor),
+    row('  the same echo after 0.15 ms of supervisor work (info; per second counts the pause)', r.floorPaused),
     row('thread tier no-op, whole pipeline, trusted host', r.thread),
     row('authored no-op, process adapter alone (info)', r.adapter),
     row('thread tier no-op, adapter alone (info)', r.threadAdapter),
