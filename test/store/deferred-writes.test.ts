@@ -10,7 +10,7 @@ import { appendEvent, appendEventsDeferred, deferredWriteCount, flushDeferredWri
 import { verifyChain } from '../../src/store/chain-verify.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { ChainInconsistentError, StoreInputError } from '../../src/store/store-errors.js';
-import { tamper, tempStore } from './store-fixtures.js';
+import { goodAndTamperedSessions, tamper, tempStore } from './store-fixtures.js';
 
 const require = createRequire(import.meta.url);
 
@@ -62,11 +62,7 @@ test('reads on the same connection see deferred writes: readEvents and listMessa
 });
 
 test('a deferred write to a tampered chain fails alone; the others in its group commit land', async (t) => {
-  const s = tempStore(t);
-  const store = new SessionStore(s.db);
-  const good = store.createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
-  const bad = store.createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
-  tamper(s.file, 'DELETE FROM chain_heads WHERE session_id = ?', bad);
+  const { s, store, good, bad } = goodAndTamperedSessions(t);
   const results = await Promise.allSettled([
     appendEventsDeferred(s.db, good, [{ kind: 'effect.completed', payload: { n: 1 } }]),
     appendEventsDeferred(s.db, bad, [{ kind: 'effect.completed', payload: { n: 2 } }]),

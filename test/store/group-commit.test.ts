@@ -11,7 +11,7 @@ import { verifyChain } from '../../src/store/chain-verify.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { ChainInconsistentError } from '../../src/store/store-errors.js';
 import { checkpointerRunning, checkpointerThread } from '../../src/store/checkpointer.js';
-import { tamper, tempStore } from './store-fixtures.js';
+import { goodAndTamperedSessions, tamper, tempStore } from './store-fixtures.js';
 
 const require = createRequire(import.meta.url);
 
@@ -43,11 +43,7 @@ test('concurrent grouped appends all land, in per-session order, and each is vis
 });
 
 test('a batch holding an append to a tampered chain fails only that append', async (t) => {
-  const s = tempStore(t);
-  const store = new SessionStore(s.db);
-  const good = store.createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
-  const bad = store.createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
-  tamper(s.file, 'DELETE FROM chain_heads WHERE session_id = ?', bad);
+  const { s, good, bad } = goodAndTamperedSessions(t);
   const results = await Promise.allSettled([
     appendEventsGrouped(s.db, good, [{ kind: 'effect.completed', payload: { n: 1 } }], true),
     appendEventsGrouped(s.db, bad, [{ kind: 'effect.completed', payload: { n: 2 } }], true),

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import type { TestContext } from 'node:test';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openStore, type Database } from '../../src/store/database.js';
+import { SessionStore } from '../../src/store/session-store.js';
 
 const require = createRequire(import.meta.url);
 
@@ -42,4 +43,14 @@ export function tamper(file: string, sql: string, ...params: unknown[]): void {
   } finally {
     raw.close();
   }
+}
+
+/** Two sessions of principal `p` in a fresh store: `good`, and `bad` whose chain head was deleted. */
+export function goodAndTamperedSessions(t: TestContext): { s: TempStore; store: SessionStore; good: string; bad: string } {
+  const s = tempStore(t);
+  const store = new SessionStore(s.db);
+  const good = store.createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
+  const bad = store.createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
+  tamper(s.file, 'DELETE FROM chain_heads WHERE session_id = ?', bad);
+  return { s, store, good, bad };
 }
