@@ -4,20 +4,16 @@
 // crashes from the tools, not the tools from each other nor the machine from them. A cancel
 // terminates the thread running the call and a fresh one takes its place; so does a call that
 // left work running on its thread. Child-side: imports only src/ipc/** and message types.
-import { Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import {
-  Channel,
   ERROR_MESSAGE_MAX,
   IpcError,
-  TOOL_HOST_CHANNEL_FD_ENV,
-  TOOL_HOST_PROTOCOL,
-  ToHostSchema,
   type CallMessage,
   type FromHostMessage,
   type ToHostMessage,
 } from '../../../ipc/index.js';
 import type { FromThreadMessage, ThreadWorkerData, ToThreadMessage } from './thread-host-types.js';
+import { openHostChannel, sayHello } from './host-io.js';
 import { hostFlag } from './tool-call.js';
 
 const maxFrameBytes = hostFlag('max-frame-bytes', 1024 * 1024);
@@ -55,20 +51,9 @@ const jobs = new Map<string, Job>();
 /** A fresh thread died before running its module: start threads again only when a call needs one. */
 let bootFailed = false;
 
-const fd = Number(process.env[TOOL_HOST_CHANNEL_FD_ENV] ?? '3');
-const socket = new Socket({ fd, readable: true, writable: true });
-const channel: Channel<ToHostMessage, FromHostMessage> = new Channel(socket, {
-  incoming: ToHostSchema,
-  maxFrameBytes,
-  onMessage: (m) => onMessage(m),
-  // The supervisor broke the protocol or went away: nothing is left to serve.
-  onError: (e: IpcError) => {
-    process.exitCode = e.code === 'IPC_CLOSED' ? 0 : 70;
-    process.exit();
-  },
-});
+const channel = openHostChannel(maxFrameBytes, (m) => onMessage(m));
 for (let i = 0; i < threads; i++) idle.push(startThread());
-channel.send({ type: 'hello', protocol: TOOL_HOST_PROTOCOL, pid: process.pid });
+sayHello(channel);
 
 function onMessage(m: ToHostMessage): void {
   switch (m.type) {
