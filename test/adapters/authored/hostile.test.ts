@@ -125,6 +125,17 @@ describe('hostile authored tools (process tier)', () => {
     assert.equal(alive(before), false);
   });
 
+  test('a tool that closes its server and clears its timer before returning keeps its host (the leak check is not "always recycle")', async () => {
+    const before = await nextCallWorks();
+    const pool = f.hosts.pools().find((p) => p.spec.toolName === 'hostile')!;
+    const leaked = pool.stats.retired['leaked-resources'] ?? 0;
+    const out = await hostile('tidy');
+    assert.equal(out.isError, false, out.text);
+    assert.equal(out.detail.workerPid, before);
+    assert.equal(await nextCallWorks(), before, 'the same host serves the next call');
+    assert.equal(pool.stats.retired['leaked-resources'] ?? 0, leaked);
+  });
+
   test('ctx.capability.require allows the listed capability only; the dispatch gate and others are TOOL_CAPABILITY_DENIED', async () => {
     const ok = await hostile('require', 'notes.read:alpha');
     assert.equal(ok.isError, false, ok.text);
