@@ -1,12 +1,12 @@
 // The lifecycle layer against real hostile process trees, with and without a per-tree cgroup.
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProcessSupervisor, SpawnError, type SpawnTreeOptions, type SupervisedTree } from '../../src/process/index.js';
-import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
 import { spawn } from 'node:child_process';
-import { alive, fixture, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { alive, fixture, markedPids, waitFor } from '../helpers/procs.js';
+import { linuxSupervisorSuite } from './supervisor-suite.js';
 
 const started = new Set<string>();
 
@@ -42,27 +42,8 @@ async function waitReady(tree: SupervisedTree, count: number): Promise<number[]>
 
 for (const mode of ['cgroup', 'no-cgroup'] as const) {
   describe(`lifecycle (${mode})`, () => {
-    const dir = tempDir();
-    let sup: ProcessSupervisor;
-
-    before(() => {
-      sup = ProcessSupervisor.open({ stateDir: dir.path, platform: new LinuxPlatform({ cgroups: mode === 'cgroup' }) });
-      if (mode === 'cgroup' && !sup.capabilities.cgroup) {
-        throw new Error('this machine has a writable cgroup v2 but the supervisor did not find it');
-      }
-    });
-
-    afterEach(() => {
-      // Every process a test started must be gone: a leak fails the test that leaked.
-      const leaked = killMarked(started);
-      started.clear();
-      assert.equal(leaked, 0, `${leaked} supervised process(es) outlived their test`);
-    });
-
-    after(async () => {
-      await sup.close();
-      dir.remove();
-    });
+    let sup!: ProcessSupervisor;
+    linuxSupervisorSuite(mode, started, (s) => (sup = s));
 
     test('a spawn record exists as soon as the pid does and is final when the tree is gone', async () => {
       const tree = track(sup.spawnTree({ command: 'sleep', args: ['30'], graceMs: 200 }));
@@ -190,7 +171,7 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
       assert.equal(st.size, mib * 1024 * 1024);
       assert.equal(st.mode & 0o777, 0o600);
       assert.equal(statSync(out.artifacts!.root).mode & 0o777, 0o700);
-      assert.ok(out.artifacts!.root.startsWith(join(dir.path, 'artifacts')), 'root derived from the state dir');
+      assert.ok(out.artifacts!.root.startsWith(join(sup.stateDir, 'artifacts')), 'root derived from the state dir');
     });
 
     test('a secret printed one byte per write is redacted from the tail and the artifact', async () => {

@@ -1,30 +1,17 @@
 // Trees stopped together share the asynchronous /proc walks (decision 35): each request waits for
 // the next walk and is judged by its own tree's rules. Stopping a dozen hostile trees at once must
 // lose nothing: every descendant found, every orphan reaped, no survivor.
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProcessSupervisor, type SupervisedTree } from '../../src/process/index.js';
-import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
-import { fixture, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import type { ProcessSupervisor, SupervisedTree } from '../../src/process/index.js';
+import { fixture, markedPids, waitFor } from '../helpers/procs.js';
+import { linuxSupervisorSuite } from './supervisor-suite.js';
 
 for (const mode of ['cgroup', 'no-cgroup'] as const) {
   describe(`trees stopped together (${mode})`, { skip: process.platform !== 'linux' && 'Linux /proc walk' }, () => {
-    const dir = tempDir();
     const started = new Set<string>();
-    let sup: ProcessSupervisor;
-
-    before(() => {
-      sup = ProcessSupervisor.open({ stateDir: dir.path, platform: new LinuxPlatform({ cgroups: mode === 'cgroup' }) });
-    });
-    afterEach(() => {
-      const leaked = killMarked(started);
-      started.clear();
-      assert.equal(leaked, 0, `${leaked} supervised process(es) outlived their test`);
-    });
-    after(async () => {
-      await sup.close();
-      dir.remove();
-    });
+    let sup!: ProcessSupervisor;
+    linuxSupervisorSuite(mode, started, (s) => (sup = s));
 
     test('twelve trees with forks and double-forked orphans, stopped at once: all found, none left', async () => {
       const trees: { tree: SupervisedTree; kind: 'fork-20' | 'double-fork' }[] = [];
