@@ -262,7 +262,10 @@ export class EffectRuntime {
           actionSummary: summary,
           principalId: ctx.principal,
           sessionId: ctx.sessionId,
-          howToAllow: howToAllow(entry),
+          // Only a denial's text reads it: not built for the calls a policy or rule decides.
+          get howToAllow(): string {
+            return howToAllow(entry);
+          },
         },
         ctx.signal,
       );
