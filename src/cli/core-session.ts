@@ -109,8 +109,6 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
         ? new StoreApprover({ db, waitMs: o.awaitApprovalMs!, ...(o.onPendingApproval ? { onPending: o.onPendingApproval } : {}) })
         : new NonInteractiveApprover();
   const sessions = new SessionStore(db);
-  // Tasks of a supervisor that died are interrupted (ProcessSupervisor.open killed their trees).
-  RuntimeTaskWorker.recover(db);
   const tasks = new RuntimeTaskWorker({ supervisor, db });
   let session: { id: string };
   let history: unknown[] = [];
@@ -126,11 +124,11 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     };
     if (!prior) await refuse(`--resume: no session ${o.resume} of yours in ${o.stateDir} (supervisor sessions lists them)`);
     if (prior!.coreDir !== core.dir) await refuse(`--resume: session ${o.resume} ran the core ${prior!.coreDir}, not ${core.dir}; resume it with that core`);
-    if (prior!.status === 'running') await refuse(`--resume: session ${o.resume} is running already (another run holds it; if that run died, supervisor reconcile first)`);
-    session = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision });
+    if (prior!.status === 'running') await refuse(`--resume: session ${o.resume} is running already (another run holds it; if that run died, its session is marked interrupted at the next start or by supervisor reconcile)`);
+    session = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision, owner: supervisor.owner });
     history = sessions.listMessages({ principal }, session.id, { limit: 10_000 }).map((m) => m.content);
   } else {
-    session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime });
+    session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime, owner: supervisor.owner });
   }
   const broker = new ApprovalBroker({ approver: new RuleApprover(rules, fallback) });
   // One store for the session: MCP env secrets it resolves are redacted from every effect's views.

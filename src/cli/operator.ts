@@ -11,7 +11,8 @@ import { UsageError } from './usage.js';
 
 export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR]
 
-Lists your sessions, newest first: id, status, core, started and ended times.
+Lists your sessions, newest first: id, status, core, started and ended times, and why a session
+was interrupted (its supervisor died; see supervisor reconcile).
 `;
 export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR]
 
@@ -54,7 +55,7 @@ export async function runSessions(argv: string[]): Promise<number> {
     const rows = new SessionStore(db).listSessions({ principal }, { limit: limitOf(f.value.get('limit')) });
     if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ sessions: rows })}\n`);
     else if (rows.length === 0) process.stdout.write('no sessions\n');
-    else for (const s of rows) process.stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${s.coreDir}\n`);
+    else for (const s of rows) process.stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${s.coreDir}${s.endReason ? ` (${s.endReason})` : ''}\n`);
     return 0;
   } finally {
     db.close();

@@ -1,9 +1,6 @@
 // `supervisor reconcile`: kill what a dead predecessor left running, mark it interrupted.
 import { resolve } from 'node:path';
-import { join } from 'node:path';
 import { ProcessSupervisor } from '../process/index.js';
-import { openStore } from '../store/index.js';
-import { RuntimeTaskWorker } from '../tasks/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
 
@@ -11,8 +8,11 @@ export const RECONCILE_HELP = `Usage: supervisor reconcile [--json] [--state-dir
 
 Every supervisor start does this too. Records of trees whose owning supervisor died are checked:
 a leader whose (boot id, pid, start marker) still match is killed, and so is every process marked
-with that tree's SUPERVISOR_SPAWN_ID; the record becomes "interrupted". Records of a supervisor
-that is still alive are left alone. A reused pid is never signalled.
+with that tree's SUPERVISOR_SPAWN_ID; the record becomes "interrupted". Then every session a dead
+supervisor left running becomes "interrupted" with the reason, with its running turns, background
+tasks and pending approvals, and each session's audit chain gets a session.interrupted event.
+Records of a supervisor that is still alive are left alone. A reused pid is never signalled.
+An interrupted session can be continued: supervisor run <core> --resume <id>.
 `;
 
 export async function runReconcile(argv: string[]): Promise<number> {
@@ -32,22 +32,20 @@ export async function runReconcile(argv: string[]): Promise<number> {
   }
   const supervisor = ProcessSupervisor.open({ stateDir, reconcile: false });
   const report = supervisor.reconcile();
-  // Background tasks whose trees were just killed (or whose owner is gone) become interrupted.
-  const db = openStore(join(stateDir, 'supervisor.db'));
-  let tasksInterrupted: number;
-  try {
-    tasksInterrupted = RuntimeTaskWorker.recover(db);
-  } finally {
-    db.close();
-  }
   await supervisor.close();
+  const tasksInterrupted = report.sessions.reduce((n, s) => n + s.tasks.length, report.strayTasks.length);
   if (json) process.stdout.write(JSON.stringify({ ...report, tasksInterrupted }) + '\n');
   else {
     process.stdout.write(
-      `checked ${report.checked} running record(s); ${report.interrupted.length} interrupted; ${report.skippedLiveOwner} owned by a live supervisor; ${tasksInterrupted} background task(s) marked interrupted\n`,
+      `checked ${report.checked} running record(s); ${report.interrupted.length} interrupted; ${report.skippedLiveOwner} owned by a live supervisor; ` +
+        `${report.sessions.length} session(s) and ${tasksInterrupted} background task(s) marked interrupted\n`,
     );
     for (const t of report.interrupted) {
       process.stdout.write(`  ${t.spawnId} pid ${t.pid} ${t.command}: killed ${t.killed}${t.leaderMatched ? '' : ' (leader gone or pid reused: not signalled)'}\n`);
+    }
+    for (const s of report.sessions) {
+      const parts = [`${s.turns.length} turn(s)`, `${s.tasks.length} task(s)`, `${s.pendingApprovals.length} pending approval(s)`];
+      process.stdout.write(`  session ${s.sessionId}: interrupted with ${parts.join(', ')}: ${s.reason}\n`);
     }
   }
   return 0;

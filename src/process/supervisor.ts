@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { openStore, type Database } from '../store/database.js';
 import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
+import { reconcileDeadOwners, type InterruptedSession } from '../store/owner-reconcile.js';
 import { SpawnError } from './errors.js';
 import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
 import { platformFor } from './platform-select.js';
@@ -37,6 +38,10 @@ export interface ReconcileReport {
   interrupted: ReconciledTree[];
   /** Records owned by another supervisor that is still alive: left alone. */
   skippedLiveOwner: number;
+  /** Sessions a dead supervisor left running, now interrupted with their turns, tasks and pending approvals. */
+  sessions: InterruptedSession[];
+  /** Background tasks a dead supervisor left running outside such a session, now interrupted. */
+  strayTasks: string[];
 }
 
 export class ProcessSupervisor {
@@ -74,6 +79,11 @@ export class ProcessSupervisor {
     const s = new ProcessSupervisor(options);
     if (options.reconcile !== false) s.lastReconcile = s.reconcile();
     return s;
+  }
+
+  /** This supervisor as an owner of sessions and tasks: a later start judges it alive by both. */
+  get owner(): { pid: number; startMarker: string } {
+    return { pid: process.pid, startMarker: serializeMarker(this.ownerMarker) };
   }
 
   spawnTree(options: SpawnTreeOptions): SupervisedTree {
@@ -148,9 +158,11 @@ export class ProcessSupervisor {
    * Kills trees whose owner died: records still `running` whose owner process is gone or is no
    * longer the same process. A leader is killed only if (boot id, pid, start marker) still match;
    * marked escapees are found by their SUPERVISOR_SPAWN_ID and killed after a pidfd check.
+   * Then the store's sessions, turns, tasks and pending approvals of dead owners are marked
+   * interrupted, after their trees are gone.
    */
   reconcile(): ReconcileReport {
-    const report: ReconcileReport = { checked: 0, interrupted: [], skippedLiveOwner: 0 };
+    const report: ReconcileReport = { checked: 0, interrupted: [], skippedLiveOwner: 0, sessions: [], strayTasks: [] };
     for (const rec of this.records.running()) {
       report.checked++;
       if (this.ownerAlive(rec)) {
@@ -184,13 +196,26 @@ export class ProcessSupervisor {
       });
       report.interrupted.push({ spawnId: rec.spawnId, pid: rec.pid, command: rec.command, killed, leaderMatched, sameBoot });
     }
+    const rows = reconcileDeadOwners(this.db, (pid, marker) => this.processAlive(pid, marker), process.pid);
+    report.sessions = rows.sessions;
+    report.strayTasks = rows.strayTasks;
     return report;
   }
 
   private ownerAlive(rec: SpawnRecord): boolean {
-    if (rec.ownerPid === process.pid && rec.ownerStartMarker === serializeMarker(this.ownerMarker)) return true;
-    const owner = parseMarker(rec.ownerStartMarker);
-    return owner !== null && this.platform.isSameProcess(rec.ownerPid, owner);
+    return this.processAlive(rec.ownerPid, rec.ownerStartMarker);
+  }
+
+  /**
+   * Whether `pid` is still the process that was recorded. Without a marker (rows from before
+   * markers were stored) only the pid can be asked, so a live pid counts as alive: a reused pid
+   * leaves a row running a little longer, never interrupts a live owner's work.
+   */
+  private processAlive(pid: number, marker: string | null): boolean {
+    if (pid === process.pid && (marker === null || marker === serializeMarker(this.ownerMarker))) return true;
+    if (marker === null) return this.platform.startMarker(pid) !== null;
+    const owner = parseMarker(marker);
+    return owner !== null && this.platform.isSameProcess(pid, owner);
   }
 
   private heldLeaders(): ReadonlySet<number> {

@@ -191,4 +191,43 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Every running row names its owner (the supervisor's pid and OS start marker), so any later
+    // start can tell a live owner from a dead one and mark what it left interrupted, with a reason
+    // (src/store/owner-reconcile.ts). Rows written before this migration have no marker: their
+    // owner is judged by pid alone where that is all there is.
+    // A write scope is a principal's claim: two running tasks of the same principal may not share
+    // one; another principal's task neither blocks yours nor reveals that it exists.
+    // pending_approvals is rebuilt because its status CHECK gains 'interrupted'.
+    version: 6,
+    name: 'owners-and-reasons',
+    sql: `
+      ALTER TABLE sessions ADD COLUMN owner_pid INTEGER;
+      ALTER TABLE sessions ADD COLUMN owner_start_marker TEXT;
+      ALTER TABLE sessions ADD COLUMN end_reason TEXT;
+      ALTER TABLE tasks ADD COLUMN owner_start_marker TEXT;
+      ALTER TABLE tasks ADD COLUMN principal TEXT;
+      UPDATE tasks SET principal = (SELECT s.principal FROM sessions s WHERE s.id = tasks.session_id);
+      DROP INDEX tasks_active_write_scope;
+      CREATE UNIQUE INDEX tasks_active_write_scope ON tasks(principal, write_scope) WHERE status = 'running' AND write_scope IS NOT NULL;
+      CREATE TABLE pending_approvals_v6 (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        tool TEXT NOT NULL,
+        capability TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        preview TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','approved','denied','expired','cancelled','interrupted')),
+        remember INTEGER NOT NULL DEFAULT 0,
+        owner_pid INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        decided_at INTEGER
+      );
+      INSERT INTO pending_approvals_v6 SELECT id, session_id, tool, capability, summary, preview, status, remember, owner_pid, created_at, expires_at, decided_at FROM pending_approvals;
+      DROP TABLE pending_approvals;
+      ALTER TABLE pending_approvals_v6 RENAME TO pending_approvals;
+      CREATE INDEX pending_approvals_status ON pending_approvals(status, created_at);
+    `,
+  },
 ];

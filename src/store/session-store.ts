@@ -30,6 +30,14 @@ export interface SessionRecord {
   status: SessionStatus;
   createdAt: number;
   endedAt: number | null;
+  /** Why it ended as it did, when that is not obvious (e.g. its supervisor died). */
+  endReason: string | null;
+}
+
+/** The supervisor process that runs a session: its pid and OS start marker (so a reused pid is not it). */
+export interface SessionOwner {
+  readonly pid: number;
+  readonly startMarker: string;
 }
 
 export interface TurnRecord {
@@ -89,6 +97,7 @@ interface SessionRow {
   status: SessionStatus;
   created_at: number;
   ended_at: number | null;
+  end_reason: string | null;
 }
 interface TurnRow {
   id: string;
@@ -128,6 +137,7 @@ const sessionOf = (r: SessionRow): SessionRecord => ({
   status: r.status,
   createdAt: r.created_at,
   endedAt: r.ended_at,
+  endReason: r.end_reason ?? null,
 });
 const turnOf = (r: TurnRow): TurnRecord => ({ id: r.id, sessionId: r.session_id, seq: r.seq, startedAt: r.started_at, endedAt: r.ended_at, status: r.status });
 const messageOf = (r: MessageRow): MessageRecord => {
@@ -157,6 +167,12 @@ function oneOf<T extends string>(field: string, value: unknown, allowed: readonl
   return value as T;
 }
 
+function ownerOf(owner: SessionOwner | undefined): { ownerPid: number; ownerStartMarker: string | null } {
+  if (owner === undefined) return { ownerPid: process.pid, ownerStartMarker: null };
+  if (!Number.isSafeInteger(owner.pid) || owner.pid <= 0) throw new StoreInputError('owner.pid', 'must be a positive integer');
+  return { ownerPid: owner.pid, ownerStartMarker: text('owner.startMarker', owner.startMarker, 256) };
+}
+
 function principalOf(scope: PrincipalScope): string {
   return text('principal', (scope as PrincipalScope | undefined)?.principal, 256);
 }
@@ -169,10 +185,10 @@ export class SessionStore {
     this.now = options.now ?? Date.now;
     this.q = {
       owned: db.prepare('SELECT * FROM sessions WHERE id = ? AND principal = ?'),
-      insertSession: db.prepare(`INSERT INTO sessions (id, principal, core_dir, core_revision, runtime, status, created_at)
-        VALUES (@id, @principal, @coreDir, @coreRevision, @runtime, 'running', @createdAt)`),
+      insertSession: db.prepare(`INSERT INTO sessions (id, principal, core_dir, core_revision, runtime, status, created_at, owner_pid, owner_start_marker)
+        VALUES (@id, @principal, @coreDir, @coreRevision, @runtime, 'running', @createdAt, @ownerPid, @ownerStartMarker)`),
       endSession: db.prepare('UPDATE sessions SET status = ?, ended_at = ? WHERE id = ?'),
-      resume: db.prepare("UPDATE sessions SET status = 'running', ended_at = NULL WHERE id = ?"),
+      resume: db.prepare("UPDATE sessions SET status = 'running', ended_at = NULL, end_reason = NULL, owner_pid = ?, owner_start_marker = ? WHERE id = ?"),
       list: db.prepare('SELECT * FROM sessions WHERE principal = ? ORDER BY created_at DESC, id LIMIT ?'),
       listByStatus: db.prepare('SELECT * FROM sessions WHERE principal = ? AND status = ? ORDER BY created_at DESC, id LIMIT ?'),
       nextTurnSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?').pluck(),
@@ -189,8 +205,12 @@ export class SessionStore {
     };
   }
 
-  /** Starts a session for `scope.principal`; its chain opens with a `session.created` event. */
-  createSession(scope: PrincipalScope, init: { coreDir: string; coreRevision: string; runtime: string }): SessionRecord {
+  /**
+   * Starts a session for `scope.principal`; its chain opens with a `session.created` event. The
+   * owner is the supervisor that runs it: a later start that finds it dead marks the session
+   * interrupted (owner-reconcile.ts). Without one, only the pid of this process is recorded.
+   */
+  createSession(scope: PrincipalScope, init: { coreDir: string; coreRevision: string; runtime: string; owner?: SessionOwner }): SessionRecord {
     const principal = principalOf(scope);
     const row: SessionRow = {
       id: newId('se'),
@@ -201,10 +221,12 @@ export class SessionStore {
       status: 'running',
       created_at: this.now(),
       ended_at: null,
+      end_reason: null,
     };
+    const owner = ownerOf(init.owner);
     const payload = { principal, core_dir: row.core_dir, core_revision: row.core_revision, runtime: row.runtime };
     this.write(() => {
-      this.q.insertSession.run({ id: row.id, principal, coreDir: row.core_dir, coreRevision: row.core_revision, runtime: row.runtime, createdAt: row.created_at });
+      this.q.insertSession.run({ id: row.id, principal, coreDir: row.core_dir, coreRevision: row.core_revision, runtime: row.runtime, createdAt: row.created_at, ...owner });
       appendPreparedEvent(this.db, row.id, 'session.created', prepareEvent('session.created', payload, row.created_at), row.created_at, true);
     });
     return sessionOf(row);
@@ -243,16 +265,17 @@ export class SessionStore {
    * Resumes an ended session of this principal: it runs again, its chain gets `session.resumed`
    * with the core revision it resumes under. A session of another principal reads as missing.
    */
-  resumeSession(scope: PrincipalScope, sessionId: string, init: { coreRevision: string }): SessionRecord {
+  resumeSession(scope: PrincipalScope, sessionId: string, init: { coreRevision: string; owner?: SessionOwner }): SessionRecord {
     const at = this.now();
     const revision = text('coreRevision', init?.coreRevision, 256);
+    const owner = ownerOf(init.owner);
     return this.write(() => {
       const s = this.getSession(scope, sessionId);
       if (!s) throw new SessionNotFoundError(sessionId);
       if (s.status === 'running') throw new StoreInputError('sessionId', `session ${sessionId} is running already (another run holds it, or one that died: supervisor reconcile)`);
-      this.q.resume.run(s.id);
+      this.q.resume.run(owner.ownerPid, owner.ownerStartMarker, s.id);
       this.event(s.id, 'session.resumed', { previous_status: s.status, core_revision: revision }, at);
-      return { ...s, status: 'running' as const, endedAt: null };
+      return { ...s, status: 'running' as const, endedAt: null, endReason: null };
     });
   }
 

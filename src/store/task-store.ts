@@ -42,7 +42,7 @@ export interface TaskLogChunk {
 export class WriteScopeConflictError extends Error {
   readonly code = 'TASK_WRITE_SCOPE_CONFLICT';
   constructor(readonly writeScope: string) {
-    super(`another active task holds the write scope ${JSON.stringify(writeScope)}; wait for it (yield_until) or cancel it first`);
+    super(`another active task of yours holds the write scope ${JSON.stringify(writeScope)}; wait for it (yield_until) or cancel it first`);
     this.name = 'WriteScopeConflictError';
   }
 }
@@ -113,8 +113,8 @@ export class TaskStore {
     const owned = 'SELECT t.* FROM tasks t JOIN sessions s ON s.id = t.session_id';
     this.q = {
       sessionOwned: db.prepare('SELECT 1 FROM sessions WHERE id = ? AND principal = ?').pluck(),
-      insert: db.prepare(`INSERT INTO tasks (id, session_id, turn_id, kind, source_tool, status, summary, write_scope, owner_pid, created_at)
-        VALUES (@id, @sessionId, @turnId, @kind, @sourceTool, 'running', @summary, @writeScope, @ownerPid, @createdAt)`),
+      insert: db.prepare(`INSERT INTO tasks (id, session_id, turn_id, kind, source_tool, status, summary, write_scope, owner_pid, owner_start_marker, principal, created_at)
+        VALUES (@id, @sessionId, @turnId, @kind, @sourceTool, 'running', @summary, @writeScope, @ownerPid, @ownerStartMarker, @principal, @createdAt)`),
       get: db.prepare(`${owned} WHERE t.id = ? AND s.principal = ?`),
       getAny: db.prepare('SELECT * FROM tasks WHERE id = ?'),
       list: db.prepare(`${owned} WHERE s.principal = ? ORDER BY t.created_at DESC, t.id LIMIT ?`),
@@ -133,8 +133,13 @@ export class TaskStore {
     };
   }
 
-  /** Inserts a running task; throws WriteScopeConflictError if its write scope is held. */
-  create(scope: PrincipalScope, t: NewTask, ownerPid = process.pid): TaskRecord {
+  /**
+   * Inserts a running task owned by `owner` (the supervisor running it; its start marker lets a
+   * later start tell it from a reused pid). Throws WriteScopeConflictError if another running task
+   * of the same principal holds its write scope: scopes are per principal, so another principal's
+   * task neither blocks this one nor shows through the refusal.
+   */
+  create(scope: PrincipalScope, t: NewTask, owner: { pid: number; startMarker?: string } = { pid: process.pid }): TaskRecord {
     const principal = principalOf(scope);
     if (this.q.sessionOwned.get(t.sessionId, principal) === undefined) throw new StoreInputError('sessionId', 'no such session for this principal');
     if (t.writeScope !== undefined && t.writeScope !== null && t.writeScope === '') throw new StoreInputError('writeScope', 'must be null or a non-empty string');
@@ -148,7 +153,9 @@ export class TaskStore {
         sourceTool: t.sourceTool,
         summary: t.summary.slice(0, 2000),
         writeScope: t.writeScope ?? null,
-        ownerPid,
+        ownerPid: owner.pid,
+        ownerStartMarker: owner.startMarker ?? null,
+        principal,
         createdAt: this.now(),
       });
     } catch (err) {

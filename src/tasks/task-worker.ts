@@ -63,20 +63,6 @@ export class RuntimeTaskWorker {
   }
 
   /**
-   * Marks running tasks whose tree is no longer owned by a live supervisor as interrupted: their
-   * owner crashed or stopped, and ProcessSupervisor.open() has already killed what they left.
-   */
-  static recover(db: Database, self = process.pid): number {
-    const r = db
-      .prepare(
-        `UPDATE tasks SET status = 'interrupted', reason = 'the supervisor that ran it stopped', ended_at = ?
-         WHERE status = 'running' AND owner_pid != ? AND (spawn_id IS NULL OR spawn_id IN (SELECT spawn_id FROM spawns WHERE status != 'running'))`,
-      )
-      .run(Date.now(), self);
-    return r.changes;
-  }
-
-  /**
    * Starts a background terminal task; throws WriteScopeConflictError if its scope is held.
    * Starting a tree is synchronous work (records, cgroup, spawn): starts are queued one per turn
    * of the event loop, so a burst of them never stalls everything else for long.
@@ -91,7 +77,7 @@ export class RuntimeTaskWorker {
       sourceTool: spec.sourceTool,
       summary: spec.summary,
       writeScope: spec.writeScope ?? null,
-    });
+    }, this.o.supervisor.owner);
     let live: Live | undefined;
     const onChunk = (stream: 'stdout' | 'stderr') => (c: Buffer) => {
       if (live) this.collect(live, stream, live.decoders[stream].write(c));

@@ -9,6 +9,12 @@ import { SessionStore, type PrincipalScope } from '../../src/store/session-store
 import { verifyChain } from '../../src/store/chain-verify.js';
 import { SessionEndedError, SessionNotFoundError, StoreInputError, TurnNotFoundError } from '../../src/store/store-errors.js';
 import { tamper, tempStore } from './store-fixtures.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
+import { reconcileDeadOwners } from '../../src/store/owner-reconcile.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const alice: PrincipalScope = { principal: 'alice' };
 const mallory: PrincipalScope = { principal: 'mallory' };
@@ -31,10 +37,10 @@ function caught(fn: () => unknown): Error {
   assert.fail('expected an error');
 }
 
-test('migrations 2 to 5 apply on top of migration 1 and leave spawns alone', (t) => {
+test('migrations 2 to 6 apply on top of migration 1 and leave spawns alone', (t) => {
   const { file } = tempStore(t);
   // A store as an earlier release left it: only migration 1.
-  tamper(file, "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_update; DROP TRIGGER messages_fts_delete; DROP VIEW message_search_text; DROP TABLE message_fts; DROP TABLE pending_approvals; DROP TABLE task_logs; DROP TABLE tasks; DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DELETE FROM schema_migrations WHERE version IN (2, 3, 4, 5);");
+  tamper(file, "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_update; DROP TRIGGER messages_fts_delete; DROP VIEW message_search_text; DROP TABLE message_fts; DROP TABLE pending_approvals; DROP TABLE task_logs; DROP TABLE tasks; DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DELETE FROM schema_migrations WHERE version IN (2, 3, 4, 5, 6);");
   tamper(file, "INSERT INTO spawns (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, command, owner_pid, owner_start_marker, status, started_at) VALUES ('sp1', 1, 1, 1, 'linux', 'b', 'm', 'sh', 1, 'm', 'exited', 1)");
   const db = openStore(file);
   t.after(() => db.close());
@@ -44,6 +50,7 @@ test('migrations 2 to 5 apply on top of migration 1 and leave spawns alone', (t)
     { version: 3, name: 'tasks' },
     { version: 4, name: 'pending-approvals' },
     { version: 5, name: 'message-search' },
+    { version: 6, name: 'owners-and-reasons' },
   ]);
   assert.equal(db.prepare('SELECT COUNT(*) FROM spawns').pluck().get(), 1);
   const s = new SessionStore(db).createSession(alice, core);
@@ -54,7 +61,7 @@ test('a session is created with a generated id and opens its chain with session.
   const { db, store } = setup(t);
   const s = store.createSession(alice, core);
   assert.match(s.id, /^se_[0-9a-f]{24}$/);
-  assert.deepEqual(s, { id: s.id, principal: 'alice', ...core, status: 'running', createdAt: 10_000, endedAt: null });
+  assert.deepEqual(s, { id: s.id, principal: 'alice', ...core, status: 'running', createdAt: 10_000, endedAt: null, endReason: null });
   assert.deepEqual(store.getSession(alice, s.id), s);
   const [created] = store.listEvents(alice, s.id);
   assert.deepEqual(
@@ -218,4 +225,60 @@ test('a write whose event cannot be appended leaves no row behind', (t) => {
   tamper(file, 'DELETE FROM chain_heads WHERE session_id = ?', s.id);
   assert.throws(() => store.addTurn(alice, s.id), /cannot be extended/);
   assert.equal(db.prepare('SELECT COUNT(*) FROM turns').pluck().get(), 0, 'the turn row was rolled back with its event');
+});
+
+test('migration 6 keeps a version-5 store’s rows; a session it left running with no owner is interrupted by reconciliation', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sv-store-v5-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'supervisor.db');
+  // The store as release 5 wrote it, with a run that died in the middle of a task and a request.
+  const raw = new (createRequire(import.meta.url)('better-sqlite3') as new (f: string) => { exec(s: string): void; close(): void })(file);
+  raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  for (const m of MIGRATIONS.filter((x) => x.version <= 5)) raw.exec(`${m.sql}; INSERT INTO schema_migrations VALUES (${m.version}, '${m.name}', 1);`);
+  raw.exec(`INSERT INTO sessions VALUES ('se_old', 'alice', '/c', 'r', 'local', 'running', 1, NULL);
+    INSERT INTO runtime_events VALUES ('se_old', 1, 'session.created', 1, '{}', 'x', 'y');
+    INSERT INTO tasks (id, session_id, kind, source_tool, status, summary, write_scope, owner_pid, created_at) VALUES ('tk_old', 'se_old', 'terminal.exec', 'terminal', 'running', 'sleep', 'out/', 999999, 1);
+    INSERT INTO pending_approvals (id, session_id, tool, capability, summary, preview, status, owner_pid, created_at, expires_at) VALUES ('pa_old', 'se_old', 'terminal', 'terminal.exec', 'ls', '{}', 'pending', 999999, 1, 9999999999999);`);
+  raw.close();
+  const db = openStore(file);
+  t.after(() => db.close());
+  assert.equal(db.prepare("SELECT principal FROM tasks WHERE id = 'tk_old'").pluck().get(), 'alice', 'the principal is backfilled from the session');
+  assert.equal(db.prepare("SELECT status FROM pending_approvals WHERE id = 'pa_old'").pluck().get(), 'pending');
+  // The hand-made row's chain has no head: reconciliation marks the rows all the same and names the
+  // break, instead of leaving the session running or failing every later start.
+  const report = reconcileDeadOwners(db, () => false, process.pid);
+  assert.deepEqual(report.sessions.map((s) => [s.sessionId, s.tasks, s.pendingApprovals]), [['se_old', ['tk_old'], ['pa_old']]]);
+  assert.match(report.sessions[0]!.reason, /was not recorded/);
+  assert.match(report.sessions[0]!.chainError ?? '', /cannot be extended/);
+  assert.equal(db.prepare("SELECT status FROM sessions WHERE id = 'se_old'").pluck().get(), 'interrupted');
+  assert.equal(db.prepare("SELECT status FROM tasks WHERE id = 'tk_old'").pluck().get(), 'interrupted');
+  assert.equal(db.prepare("SELECT status FROM pending_approvals WHERE id = 'pa_old'").pluck().get(), 'interrupted');
+  // A session with an intact chain and no recorded owner gets its audit event.
+  const legacy = new SessionStore(db).createSession(alice, core);
+  db.prepare('UPDATE sessions SET owner_pid = NULL WHERE id = ?').run(legacy.id);
+  const second = reconcileDeadOwners(db, () => false, process.pid);
+  assert.deepEqual(second.sessions.map((s) => [s.sessionId, s.chainError]), [[legacy.id, undefined]]);
+  assert.equal(db.prepare('SELECT kind FROM runtime_events WHERE session_id = ? ORDER BY seq DESC LIMIT 1').pluck().get(legacy.id), 'session.interrupted');
+  assert.equal(verifyChain(db, legacy.id).ok, true);
+});
+
+test('reconciliation leaves a live owner’s session alone and interrupts a dead one’s, once', (t) => {
+  const { db, store } = setup(t);
+  const live = store.createSession(alice, { ...core, owner: { pid: 101, startMarker: 'linux:b:1' } });
+  const dead = store.createSession(alice, { ...core, owner: { pid: 102, startMarker: 'linux:b:2' } });
+  store.addTurn(alice, dead.id);
+  const alive = (pid: number) => pid === 101;
+  const first = reconcileDeadOwners(db, alive, 1);
+  assert.deepEqual(first.sessions.map((s) => s.sessionId), [dead.id]);
+  assert.equal(first.sessions[0]!.turns.length, 1);
+  assert.equal(store.getSession(alice, live.id)?.status, 'running');
+  const ended = store.getSession(alice, dead.id)!;
+  assert.equal(ended.status, 'interrupted');
+  assert.match(ended.endReason ?? '', /its supervisor \(pid 102\) stopped without ending it; reconciled by pid 1/);
+  assert.equal(verifyChain(db, dead.id).ok, true);
+  assert.deepEqual(reconcileDeadOwners(db, alive, 1).sessions, []);
+  // Resumed by a new owner, it runs again and is that owner's.
+  const resumed = store.resumeSession(alice, dead.id, { coreRevision: 'rev-abc', owner: { pid: 101, startMarker: 'linux:b:1' } });
+  assert.deepEqual([resumed.status, resumed.endReason], ['running', null]);
+  assert.deepEqual(reconcileDeadOwners(db, alive, 1).sessions, []);
 });

@@ -90,6 +90,21 @@ describe('background tasks', { skip: process.platform !== 'linux' && 'POSIX shel
     assert.ok(await s.start('true', { write_scope: 'dist/' }));
   });
 
+  test("a write scope is the principal's own: another principal's running task neither blocks it nor shows through", async () => {
+    const worker = suite.taskWorker();
+    const alice = await setup('alice', worker);
+    const mallory = await setup('mallory', worker);
+    const mine = await alice.start('sleep 30', { write_scope: 'out/' });
+    // The same scope under another principal starts: its refusal would tell mallory alice's task exists.
+    const theirs = await mallory.start('sleep 30', { write_scope: 'out/' });
+    assert.ok(theirs);
+    const again = await mallory.call('terminal', { command: 'sleep 1', background: true, write_scope: 'out/' });
+    assert.equal(again.ok && again.isError, true, 'within one principal the scope still conflicts');
+    assert.match(again.views.model.content, /another active task of yours holds the write scope "out\/"/);
+    await alice.worker.cancel({ principal: 'alice' }, mine);
+    await mallory.worker.cancel({ principal: 'mallory' }, theirs);
+  });
+
   test("another principal's task id gets exactly the answer a missing id gets", async () => {
     const worker = suite.taskWorker();
     const alice = await setup('alice', worker);
