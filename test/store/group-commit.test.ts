@@ -3,7 +3,7 @@
 // others, and the WAL is checkpointed off the main thread (or automatically if that thread dies).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { appendEventsGrouped, readEvents } from '../../src/store/event-chain.js';
@@ -62,6 +62,14 @@ test('a payload that is not plain JSON rejects its own append before anything is
   assert.equal(verifyChain(s.db, id).ok, true);
 });
 
+/** True when every frame of the WAL has been checkpointed, read from the wal-index (native byte order). */
+function walBackfilled(file: string): boolean {
+  const shm = readFileSync(`${file}-shm`).subarray(0, 136);
+  const endian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
+  const u32 = (at: number) => (endian === 'LE' ? shm.readUInt32LE(at) : shm.readUInt32BE(at));
+  return u32(96) >= u32(16);
+}
+
 test('the checkpointer thread keeps the WAL small; if it dies, automatic checkpoints come back', async (t) => {
   const s = tempStore(t);
   assert.equal(checkpointerRunning(s.file), true);
@@ -70,7 +78,12 @@ test('the checkpointer thread keeps the WAL small; if it dies, automatic checkpo
   const payload = { text: 'x'.repeat(3000) };
   for (let round = 0; round < 4; round++) {
     for (let i = 0; i < 500; i++) await appendEventsGrouped(s.db, id, [{ kind: 'effect.completed', payload }], false);
-    await new Promise((r) => setTimeout(r, 400));
+    // Wait until the thread has copied every frame of the log into the database, however slowly a
+    // loaded machine schedules it (a fixed 400 ms pause failed under load): the wal-index in -shm
+    // holds the log's last frame (mxFrame, offset 16) and how far it was copied (nBackfill, offset 96).
+    const deadline = Date.now() + 20_000;
+    while (!walBackfilled(s.file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(walBackfilled(s.file), `round ${round}: the checkpointer did not copy the log into the database in 20 s`);
   }
   // 2,000 commits of ~3 pages each would make a WAL of ~24 MiB without checkpoints; with them the
   // log is restarted from its beginning and stays near one round's worth.
