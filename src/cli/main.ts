@@ -11,6 +11,7 @@ import { runServe } from './serve.js';
 import { runPlan } from './plan.js';
 import { runApprovals, runCancel, runLogs, runSessions, runTasks } from './operator.js';
 import { UsageError } from './usage.js';
+import { reportFailure } from './failure.js';
 
 export const MAIN_HELP = `Usage: supervisor <command> [options]
 
@@ -92,10 +93,7 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`supervisor: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
+    // exec documents 125 for "the supervisor failed" (a tree-safe timeout must not look like CMD's own status).
+    return reportFailure(err, argv, command === 'exec' ? 125 : undefined);
   }
 }

@@ -1,5 +1,6 @@
 // The supervisor's SQLite control plane: one file, WAL, numbered migrations applied in order.
-import { mkdirSync, chmodSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
+import { makeDirs } from './make-dirs.js';
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -23,7 +24,7 @@ const require = createRequire(import.meta.url);
 export function openStore(file: string): Database {
   const Sqlite = require('better-sqlite3') as typeof BetterSqlite3;
   if (file !== ':memory:') {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDirs(dirname(file), 0o700);
   }
   let db: Database;
   // An operator-supplied prebuilt binding, for platforms where better-sqlite3 could not fetch its
