@@ -42,9 +42,10 @@ export function openStore(file: string): Database {
       // A store on a filesystem without modes still works; nothing secret is stored in it.
     }
   }
+  // The wait first: switching to WAL and migrating take locks another opener may hold.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
   db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   db.pragma('foreign_keys = ON');
   migrate(db, file);
@@ -60,24 +61,29 @@ export function openStore(file: string): Database {
   return db;
 }
 
+/**
+ * Applies the missing migrations. Several processes may open a fresh store at once: the versions
+ * are read and every missing one applied under one write lock (BEGIN IMMEDIATE), so the second
+ * opener finds them applied instead of racing to create the same tables.
+ */
 function migrate(db: Database, file: string): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-  const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-  );
-  const newest = Math.max(0, ...applied);
-  const known = MIGRATIONS.length === 0 ? 0 : MIGRATIONS[MIGRATIONS.length - 1]!.version;
-  if (newest > known) {
-    throw new StoreError(
-      'STORE_TOO_NEW',
-      `the store at ${file} has schema version ${newest}, newer than this supervisor knows (${known}); upgrade the supervisor or use another --state-dir`,
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    const applied = new Set(
+      (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
     );
-  }
-  for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
+    const newest = Math.max(0, ...applied);
+    const known = MIGRATIONS.length === 0 ? 0 : MIGRATIONS[MIGRATIONS.length - 1]!.version;
+    if (newest > known) {
+      throw new StoreError(
+        'STORE_TOO_NEW',
+        `the store at ${file} has schema version ${newest}, newer than this supervisor knows (${known}); upgrade the supervisor or use another --state-dir`,
+      );
+    }
+    for (const m of MIGRATIONS) {
+      if (applied.has(m.version)) continue;
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-    })();
-  }
+    }
+  }).immediate();
 }
