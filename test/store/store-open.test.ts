@@ -3,6 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, tempDir } from '../helpers/procs.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
@@ -13,15 +14,27 @@ const DATABASE = new URL('../../src/store/database.js', import.meta.url).href;
 const dirs: { remove(): void }[] = [];
 after(() => dirs.forEach((d) => d.remove()));
 
-function openFrom(file: string): Promise<{ code: number | null; stderr: string }> {
-  const code = `import(${JSON.stringify(DATABASE)}).then((m) => m.openStore(${JSON.stringify(file)}).close()).catch((e) => { console.error(e.message); process.exit(1); })`;
+/**
+ * A process that loads the store module, then waits for `go` to exist and opens `file`: every
+ * opener is past its start-up when the race begins, so they all meet on the fresh file.
+ */
+function openFrom(file: string, go: string): Promise<{ code: number | null; stderr: string }> {
+  const code = `const fs = require('node:fs');
+    import(${JSON.stringify(DATABASE)}).then((m) => {
+      process.stdout.write('ready\\n');
+      const nap = new Int32Array(new SharedArrayBuffer(4));
+      while (!fs.existsSync(${JSON.stringify(go)})) Atomics.wait(nap, 0, 0, 1);
+      m.openStore(${JSON.stringify(file)}).close();
+    }).catch((e) => { console.error(e.message); process.exit(1); })`;
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
+    c.stdout.once('data', () => ready.push(c.pid!));
     c.stderr.on('data', (d) => (stderr += d));
     c.on('close', (exit) => resolve({ code: exit, stderr }));
   });
 }
+const ready: number[] = [];
 
 test('24 processes opening one fresh store at once all succeed, and each migration is applied once', async () => {
   // Before: "table spawns already exists" in 18 of 60 opens, once "duplicate column name".
@@ -29,7 +42,13 @@ test('24 processes opening one fresh store at once all succeed, and each migrati
     const d = tempDir('store-race-');
     dirs.push(d);
     const file = join(d.path, 'supervisor.db');
-    const results = await Promise.all(Array.from({ length: 24 }, () => openFrom(file)));
+    const go = join(d.path, 'go');
+    ready.length = 0;
+    const running = Promise.all(Array.from({ length: 24 }, () => openFrom(file, go)));
+    const deadline = Date.now() + 60_000;
+    while (ready.length < 24 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    writeFileSync(go, '');
+    const results = await running;
     assert.deepEqual(results.filter((r) => r.code !== 0), [], 'every opener succeeded');
     const db = openStore(file);
     try {
