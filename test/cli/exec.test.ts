@@ -108,7 +108,8 @@ test('Ctrl-C (SIGINT) cancels the whole tree; exit 130', async () => {
   const rec = await waitForRunningTree(dir, 2);
   spawnIds.add(rec.spawn_id);
   cli.kill('SIGINT');
-  const code = await new Promise<number | null>((r) => cli.on('exit', (c) => r(c)));
+  // 'close', not 'exit': stdout is parsed below and may still hold unread data at 'exit'.
+  const code = await new Promise<number | null>((r) => cli.on('close', (c) => r(c)));
   assert.equal(code, 130);
   const out = JSON.parse(stdout.trim());
   assert.equal(out.reason, 'cancelled');
@@ -129,7 +130,7 @@ test('a second Ctrl-C does not wait for the grace: the tree is killed at once', 
   await new Promise((r) => setTimeout(r, 300));
   assert.ok(markedPids(rec.spawn_id).length >= 2, 'the first Ctrl-C is graceful: TERM-ignorers wait for the 60 s grace');
   cli.kill('SIGINT');
-  const code = await new Promise<number | null>((r) => cli.on('exit', (c) => r(c)));
+  const code = await new Promise<number | null>((r) => cli.on('close', (c) => r(c)));
   assert.equal(code, 130);
   assert.ok(Date.now() - t0 < 10_000, 'the second Ctrl-C forced the kill');
   assert.match(stderr, /killing every supervised process now/);

@@ -36,7 +36,7 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
     const run = spawn(process.execPath, [CLI, 'run', core('{ name: yield_until, arguments: { timeout_seconds: 40 } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     run.stdout.on('data', (c) => (out += c));
-    const exited = new Promise<number | null>((r) => run.once('exit', r));
+    const exited = new Promise<number | null>((r) => run.once('close', r));
     try {
       const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), 20_000);
       await waitFor('its first log line', () => cli('logs', task.id, '--state-dir', state.path).stdout.includes('started') || null);
@@ -61,7 +61,7 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
     const state = tempDir('operator-crash-');
     dirs.push(state);
     const run = spawn(process.execPath, [CLI, 'run', core('{ name: terminal, arguments: { command: "sleep 30" } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: 'ignore' });
-    const exited = new Promise((r) => run.once('exit', r));
+    const exited = new Promise((r) => run.once('close', r));
     let spawnId = '';
     try {
       const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), 20_000);
@@ -105,7 +105,7 @@ describe('approvals from another terminal', { skip: process.platform !== 'linux'
       const run = spawn(process.execPath, [CLI, 'run', dir, '--json', '--await-approval', '30', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       run.stdout.on('data', (c) => (out += c));
-      const exited = new Promise<number | null>((r) => run.once('exit', r));
+      const exited = new Promise<number | null>((r) => run.once('close', r));
       try {
         const req = await waitFor('a waiting request', () => pending(state.path)[0], 20_000);
         assert.deepEqual([req.tool, req.summary], ['terminal', 'touch marker']);

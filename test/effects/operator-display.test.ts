@@ -56,10 +56,13 @@ describe("the operator's view of a call", { skip: process.platform !== 'linux' &
   test('a long call reports "still running" beats to the operator, and none after it ends', async () => {
     const beats: { tool: string; progress: number; message?: string }[] = [];
     const s = await runtime({ approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] })), onProgress: (p) => beats.push(p), heartbeatMs: 100 });
+    const t0 = performance.now();
     const out = await s.call({ command: 'sleep 0.55' });
+    const took = performance.now() - t0;
     assert.equal(out.ok, true, JSON.stringify(!out.ok && out.message));
     const n = beats.length;
-    assert.ok(n >= 3 && n <= 6, `${n} beats`);
+    // One beat per 100 ms of the call's real length: a loaded machine stretches the call, not the rule.
+    assert.ok(n >= 3 && n <= Math.ceil(took / 100) + 1, `${n} beats in ${Math.round(took)} ms`);
     assert.deepEqual([beats[0]!.tool, beats[0]!.message], ['terminal', 's, still running']);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(beats.length, n);
