@@ -12,7 +12,7 @@ import { parseDuration, UsageError } from './usage.js';
 
 export const SERVE_HELP = `Usage: supervisor serve <core> (--stdio | --http 127.0.0.1:PORT) [--token-file FILE]
                         [--approve RULE]... [--deny RULE]... [--await-approval S] [--timeout S]
-                        [--max-body BYTES] [--state-dir DIR]
+                        [--max-body BYTES] [--idle-timeout S] [--max-sessions N] [--state-dir DIR]
 
 Opens a session of the core and serves its resolved catalog as an MCP server: tools/list is
 exactly the catalog's tools with their schemas, and every tools/call goes through the supervisor's
@@ -25,8 +25,12 @@ Transports:
   --http ADDR       Streamable HTTP at http://ADDR/mcp; ADDR must be loopback (127.0.0.1:PORT or
                     [::1]:PORT; PORT 0 picks a free port). Requests need the header
                     "Authorization: Bearer TOKEN" (401 otherwise); a Host or Origin that is not
-                    this address is refused (403); bodies over --max-body are refused (413).
-                    Runs until SIGINT/SIGTERM.
+                    this address is refused (403); bodies over --max-body are refused (413), a
+                    body not complete within 30 s too (408); a refused request's connection is
+                    closed. An MCP session with no request for --idle-timeout ends (its MCP state
+                    with it); at --max-sessions, the least recently used session with no request
+                    in flight is ended to make room (503 only when every one is busy). A client
+                    whose session ended gets 404 and initializes again. Runs until SIGINT/SIGTERM.
 
 Options:
   --token-file FILE where the HTTP bearer token is written (mode 0600; default
@@ -38,6 +42,8 @@ Options:
                     prompts on its own terminal: with --stdio, stdin is the protocol)
   --timeout S       each effect's deadline (default 120 s)
   --max-body BYTES  largest HTTP request body (default 1048576)
+  --idle-timeout S  an HTTP MCP session with no request for this long ends (default 10m)
+  --max-sessions N  HTTP MCP sessions at once, 1-256 (default 16)
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)
 
 The first line on stdout with --http is JSON: {"type":"serving","url":…,"token_file":…,"session":…}.
@@ -48,7 +54,7 @@ Exit status: 0 served and closed; 2 usage or core errors (a non-loopback address
 export async function runServe(argv: string[]): Promise<number> {
   const f = parseFlags(
     argv,
-    { bool: ['stdio'], value: ['http', 'token-file', 'timeout', 'state-dir', 'await-approval', 'max-body'], multi: ['approve', 'deny'] },
+    { bool: ['stdio'], value: ['http', 'token-file', 'timeout', 'state-dir', 'await-approval', 'max-body', 'idle-timeout', 'max-sessions'], multi: ['approve', 'deny'] },
     'serve',
   );
   if (f.help) {
@@ -73,6 +79,13 @@ export async function runServe(argv: string[]): Promise<number> {
   const maxBodyBytes = maxBodyRaw === undefined ? undefined : Number(maxBodyRaw);
   if (maxBodyBytes !== undefined && (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024 || maxBodyBytes > 64 * 1024 * 1024)) {
     throw new UsageError(`--max-body ${maxBodyRaw}: give a whole number of bytes between 1024 and 67108864`);
+  }
+  const idleRaw = f.value.get('idle-timeout');
+  const idleSessionMs = idleRaw === undefined ? undefined : parseDuration('--idle-timeout', idleRaw);
+  const maxSessionsRaw = f.value.get('max-sessions');
+  const maxSessions = maxSessionsRaw === undefined ? undefined : Number(maxSessionsRaw);
+  if (maxSessions !== undefined && (!Number.isInteger(maxSessions) || maxSessions < 1 || maxSessions > 256)) {
+    throw new UsageError(`--max-sessions ${maxSessionsRaw}: give a whole number between 1 and 256`);
   }
   const timeout = f.value.get('timeout');
   const deadlineMs = timeout === undefined ? undefined : parseDuration('--timeout', timeout);
@@ -140,7 +153,10 @@ export async function runServe(argv: string[]): Promise<number> {
         port: listen!.port,
         makeServer: () => createCatalogServer(serverOptions),
         ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+        ...(idleSessionMs !== undefined ? { idleSessionMs } : {}),
+        ...(maxSessions !== undefined ? { maxSessions } : {}),
         onRefused: (code, why) => note(`refused a request (${code}): ${why}`),
+        onSessionEnded: (id, why) => note(`MCP session ${id} ended: ${why === 'idle' ? 'idle past --idle-timeout' : 'evicted to make room (--max-sessions)'}`),
       });
       const tokenFile = resolve(f.value.get('token-file') ?? join(stateDir, 'serve', `${s.sessionId}.token`));
       mkdirSync(join(tokenFile, '..'), { recursive: true, mode: 0o700 });

@@ -188,6 +188,62 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 
+  test('http: abandoned sessions never lock clients out: idle ones expire, the least recently used idle one is evicted at the cap', async () => {
+    const dir = state();
+    const s = await startHttp(CORE(), dir, ['--max-sessions', '3', '--idle-timeout', '1500ms']);
+    const auth = { authorization: `Bearer ${s.token}` };
+    const connect = async (name: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
+      const client = new Client({ name, version: '1' });
+      const transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: auth } });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    // 5 clients that each go away without DELETE (before: the 17th client, here the 4th, got 503 forever).
+    const abandoned: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const c = await connect(`abandons-${i}`);
+      await c.client.listTools();
+      abandoned.push(c);
+    }
+    // The first two were evicted to make room (least recently used first): their session id is gone.
+    await assert.rejects(abandoned[0]!.client.listTools(), /404|unknown MCP session|Not Found/i);
+    const recent = await abandoned[4]!.client.listTools();
+    assert.ok(recent.tools.some((t) => t.name === 'terminal'), 'the most recent one still works');
+    // Idle past --idle-timeout: every session ends, and a new client is served.
+    await new Promise((r) => setTimeout(r, 2_500));
+    await assert.rejects(abandoned[4]!.client.listTools(), /404|unknown MCP session|Not Found/i);
+    const fresh = await connect('after-idle');
+    const called = await fresh.client.callTool({ name: 'terminal', arguments: { command: 'echo still-serving' } });
+    assert.match(text(called), /still-serving/);
+    await fresh.client.close();
+    for (const c of abandoned) await c.transport.close().catch(() => undefined);
+    assert.equal(await stopChild(s.child), 0);
+  });
+
+  test('http: an unauthenticated request that keeps dripping its body is answered 401 and its connection closed', async () => {
+    const dir = state();
+    const s = await startHttp(CORE(), dir);
+    const u = new URL(s.url);
+    const { connect } = await import('node:net');
+    const sock = connect(Number(u.port), u.hostname);
+    await once(sock, 'connect');
+    sock.write(`POST /mcp HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`);
+    let answer = '';
+    sock.on('data', (d) => (answer += d));
+    sock.on('error', () => undefined);
+    const closed = once(sock, 'close');
+    const drip = setInterval(() => sock.write('x'), 50);
+    try {
+      const gone = await Promise.race([closed.then(() => true), new Promise((r) => setTimeout(() => r(false), 5_000))]);
+      assert.equal(gone, true, 'the server closed the connection while the client was still sending');
+      assert.match(answer, /^HTTP\/1\.1 401 /);
+    } finally {
+      clearInterval(drip);
+      sock.destroy();
+    }
+    assert.equal(await stopChild(s.child), 0);
+  });
+
   test('http refuses to bind anything but loopback, before opening a session', () => {
     const dir = state();
     for (const addr of ['0.0.0.0:0', '192.168.1.10:8080', '[::]:0', 'example.com:80']) {

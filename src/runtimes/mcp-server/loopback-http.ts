@@ -13,6 +13,10 @@ export const MCP_PATH = '/mcp';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Open MCP sessions one server holds at once (each holds a Server and a transport). */
 export const MAX_HTTP_SESSIONS = 16;
+/** An MCP session with no request for this long ends (a client that goes away without DELETE). */
+export const DEFAULT_IDLE_SESSION_MS = 10 * 60_000;
+/** An authenticated request body must arrive within this long (a body dripped forever holds a socket). */
+export const BODY_DEADLINE_MS = 30_000;
 
 export class LoopbackAddressError extends Error {
   readonly code = 'MCP_HTTP_NOT_LOOPBACK';
@@ -49,6 +53,12 @@ export interface LoopbackMcpHttpOptions {
   maxBodyBytes?: number;
   /** Told of every refused request (status and why), for the operator's log. */
   onRefused?: (status: number, why: string) => void;
+  /** Idle MCP sessions end after this long (default 10 min). */
+  idleSessionMs?: number;
+  /** At most this many MCP sessions at once (default 16); the least recently used idle one is evicted first. */
+  maxSessions?: number;
+  /** Told of every session that ends because it was idle or evicted. */
+  onSessionEnded?: (id: string, why: 'idle' | 'evicted') => void;
 }
 
 export interface LoopbackMcpHttp {
@@ -67,15 +77,52 @@ export async function startLoopbackMcpHttp(o: LoopbackMcpHttpOptions): Promise<L
   // Comparing digests keeps the comparison constant-time whatever length the client sent.
   const expected = digest(`Bearer ${token}`);
   const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
+  const idleMs = o.idleSessionMs ?? DEFAULT_IDLE_SESSION_MS;
+  const maxSessions = o.maxSessions ?? MAX_HTTP_SESSIONS;
+  /** Insertion order is recency: a session is moved to the end on every request. */
+  const sessions = new Map<string, HttpSession>();
   let port = o.port;
   const hostPart = o.host.includes(':') ? `[${o.host}]` : o.host;
   const allowedHosts = (): Set<string> => new Set([`${hostPart}:${port}`, ...(o.host.startsWith('127.') ? [`localhost:${port}`] : [])]);
 
+  // A refused request's connection is closed after the answer: a client that keeps dripping a
+  // body it was refused for must not hold a socket (requestTimeout is off for long SSE answers).
   const refuse = (res: ServerResponse, status: number, why: string, headers: Record<string, string> = {}): void => {
     o.onRefused?.(status, why);
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.writeHead(status, { 'content-type': 'application/json', connection: 'close', ...headers });
     res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: why }, id: null }));
+  };
+
+  const endSession = (id: string, why: 'idle' | 'evicted'): void => {
+    const s = sessions.get(id);
+    if (!s) return;
+    sessions.delete(id);
+    o.onSessionEnded?.(id, why);
+    void s.server.close().catch(() => undefined);
+  };
+  /** The least recently used session with no request in flight, if any. */
+  const leastRecentIdle = (): string | undefined => [...sessions].find(([, s]) => s.inFlight === 0)?.[0];
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [id, s] of [...sessions]) if (s.inFlight === 0 && now - s.lastUsed >= idleMs) endSession(id, 'idle');
+  }, Math.max(50, Math.min(idleMs / 4, 30_000)));
+  sweep.unref();
+
+  /** Hands a request to its session's transport, keeping the session's recency and in-flight count. */
+  const serve = (id: string, s: HttpSession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    sessions.delete(id);
+    sessions.set(id, s);
+    s.lastUsed = Date.now();
+    // A POST is work being answered; a GET is the client's standing notification stream, open for
+    // the session's whole life, so it does not keep an abandoned session alive.
+    if (req.method === 'POST') {
+      s.inFlight++;
+      res.once('close', () => {
+        s.inFlight--;
+        s.lastUsed = Date.now();
+      });
+    }
+    return s.transport.handleRequest(req, res, body);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -95,9 +142,10 @@ export async function startLoopbackMcpHttp(o: LoopbackMcpHttpOptions): Promise<L
 
     let body: unknown = undefined;
     if (req.method === 'POST') {
-      const read = await readBody(req, maxBody);
-      if (read.tooLarge) {
-        refuse(res, 413, `request body over ${maxBody} bytes`, { connection: 'close' });
+      const read = await readBody(req, maxBody, BODY_DEADLINE_MS);
+      if (read.tooLarge || read.tooSlow) {
+        if (read.tooLarge) refuse(res, 413, `request body over ${maxBody} bytes`);
+        else refuse(res, 408, `request body not complete within ${BODY_DEADLINE_MS / 1000} s`);
         req.destroy();
         return;
       }
@@ -109,14 +157,18 @@ export async function startLoopbackMcpHttp(o: LoopbackMcpHttpOptions): Promise<L
     }
     const sid = req.headers['mcp-session-id'];
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (existing) return existing.transport.handleRequest(req, res, body);
-    if (sid !== undefined) return refuse(res, 404, 'unknown MCP session');
+    if (existing) return serve(sid as string, existing, req, res, body);
+    if (sid !== undefined) return refuse(res, 404, 'unknown MCP session (it ended: idle, evicted or deleted); initialize a new one');
     if (req.method !== 'POST' || !isInitializeRequest(body)) return refuse(res, 400, 'no MCP session: initialize first');
-    if (sessions.size >= MAX_HTTP_SESSIONS) return refuse(res, 503, `at most ${MAX_HTTP_SESSIONS} MCP sessions at once`);
+    if (sessions.size >= maxSessions) {
+      const victim = leastRecentIdle();
+      if (victim === undefined) return refuse(res, 503, `at most ${maxSessions} MCP sessions at once, and every one has a request in flight`);
+      endSession(victim, 'evicted');
+    }
     const server = o.makeServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, server, inFlight: 0, lastUsed: Date.now() }),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -149,6 +201,7 @@ export async function startLoopbackMcpHttp(o: LoopbackMcpHttpOptions): Promise<L
     port,
     close() {
       closing ??= (async () => {
+        clearInterval(sweep);
         const open = [...sessions.values()];
         sessions.clear();
         await Promise.allSettled(open.map(async (s) => s.server.close()));
@@ -162,15 +215,41 @@ export async function startLoopbackMcpHttp(o: LoopbackMcpHttpOptions): Promise<L
   };
 }
 
-async function readBody(req: IncomingMessage, max: number): Promise<{ tooLarge: boolean; text: string }> {
+interface HttpSession {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  /** POSTs being answered (a tool call in progress): such a session is neither idle nor evicted. */
+  inFlight: number;
+  lastUsed: number;
+}
+
+interface BodyRead {
+  tooLarge: boolean;
+  tooSlow: boolean;
+  text: string;
+}
+
+async function readBody(req: IncomingMessage, max: number, deadlineMs: number): Promise<BodyRead> {
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > max) return { tooLarge: true, text: '' };
+  if (Number.isFinite(declared) && declared > max) return { tooLarge: true, tooSlow: false, text: '' };
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return { tooLarge: true, text: '' };
-    chunks.push(chunk);
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    req.destroy();
+  }, deadlineMs);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) return { tooLarge: true, tooSlow: false, text: '' };
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (late) return { tooLarge: false, tooSlow: true, text: '' };
+    throw err;
+  } finally {
+    clearTimeout(timer);
   }
-  return { tooLarge: false, text: Buffer.concat(chunks).toString('utf8') };
+  return { tooLarge: false, tooSlow: late, text: Buffer.concat(chunks).toString('utf8') };
 }
