@@ -22,6 +22,12 @@ export interface CoreDirEntry {
   readonly kind: 'file' | 'dir' | 'other';
 }
 
+/** A tool folder whose entries must stay inside it: core-relative and real path. */
+interface Folder {
+  rel: string;
+  real: string;
+}
+
 type Resolved = { kind: 'missing' } | { kind: 'refused' } | { kind: 'found'; real: string; isFile: boolean; isDir: boolean };
 
 // O_NONBLOCK: opening a FIFO planted in a core must not hang the loader. O_NOFOLLOW: the path is already resolved.
@@ -131,7 +137,7 @@ export class CoreReader {
   }
 
   /** Reads every file below a directory (hidden ones too: code may import them), depth-bounded. */
-  async readTree(rel: string, depth = 0, seen: Set<string> = new Set()): Promise<void> {
+  async readTree(rel: string, depth = 0, seen: Set<string> = new Set(), folder?: Folder): Promise<void> {
     const real = await this.realPath(rel);
     if (real === null || seen.has(real)) return;
     seen.add(real);
@@ -141,9 +147,49 @@ export class CoreReader {
     }
     const entries = await this.list(rel, null);
     for (const e of entries ?? []) {
-      if (e.kind === 'dir') await this.readTree(e.rel, depth + 1, seen);
-      else if (e.kind === 'file') await this.read(e.rel, null);
+      if (folder && !(await this.staysInFolder(e.rel, folder))) continue;
+      if (e.kind === 'dir') await this.readTree(e.rel, depth + 1, seen, folder);
+      else if (e.kind === 'file') await this.readFolderFile(e.rel, folder);
       else this.issue(e.rel, 'is neither a file nor a directory (socket, FIFO or device); remove it from the core');
+    }
+  }
+
+  /**
+   * Reads a tool's folder: like readTree, and every entry must stay in the folder. A tool host is
+   * given its folder (a bind, a read grant): a symlink out of it, or a second name of a file
+   * elsewhere (a hard link), would hand it a file it was not given, such as a core's secret.
+   */
+  async readFolder(rel: string): Promise<void> {
+    const real = await this.realPath(rel);
+    if (real === null) return;
+    await this.readTree(rel, 0, new Set(), { rel, real });
+  }
+
+  /** False (with an issue naming the link and its target) when `rel` resolves outside the folder. */
+  private async staysInFolder(rel: string, folder: Folder): Promise<boolean> {
+    const real = await this.realPath(rel);
+    if (real === null || isInside(folder.real, real)) return true;
+    let target = real;
+    try {
+      target = await fs.readlink(path.join(this.root, ...rel.split('/')));
+    } catch {
+      // a directory on the way is the link: name where it resolves
+    }
+    this.issue(rel, `is a symlink to ${target} (${path.relative(this.root, real) || '.'} in the core), outside the tool folder ${folder.rel}/; a tool is given only its own folder, so copy the file into ${folder.rel}/ instead of linking it`);
+    return false;
+  }
+
+  /** Reads a file of a folder; one with more than one name (a hard link) is refused. */
+  private async readFolderFile(rel: string, folder: Folder | undefined): Promise<void> {
+    const file = await this.read(rel, null);
+    if (!folder || file === null) return;
+    try {
+      const st = await fs.stat(file.real);
+      if (st.nlink > 1) {
+        this.issue(rel, `is a hard link (one of ${st.nlink} names of the same file), so the tool could read whatever the other names hold; replace it with a copy (cp --remove-destination <source> ${rel})`);
+      }
+    } catch (err) {
+      this.issue(rel, `could not be inspected (${errCode(err)}); make it readable`);
     }
   }
 
