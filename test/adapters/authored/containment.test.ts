@@ -5,7 +5,7 @@
 // The supervisor under a kill attack is a child `supervisor call` process in its own process group,
 // so on code without the containment only that child dies, never the test runner.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
@@ -233,5 +233,31 @@ export async function handler(input) {
       assert.equal(err.message.includes(SECRET), false);
       return true;
     });
+  });
+});
+
+describe('where no mechanism holds, a process-tier tool is refused (fail closed)', { skip: (!linux || process.getuid?.() !== 0) && 'hiding bwrap needs a private mount namespace (root on Linux)' }, () => {
+  // bwrap hidden from one child only: /dev/null bound over it in the child's own mount namespace.
+  const withoutBwrap = (...args: string[]) =>
+    spawnSync('unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', 'mount --bind /dev/null /usr/bin/bwrap && exec "$0" "$@"', process.execPath, CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+  after(removeTempCores);
+
+  test('call: refused at step 4 naming supervisor doctor, no host spawned; doctor --json reports toolHostContainment missing', () => {
+    const st = tempDir('contain-closed-');
+    try {
+      const r = withoutBwrap('call', attackerCore(), 'attacker', '--json', '--state-dir', st.path, '--args', '{"action":"ok"}');
+      assert.equal(r.status, 1, r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.step, 4);
+      assert.match(out.view.message, /isolation tier 'process' is refused on this machine/);
+      assert.match(out.view.message, /supervisor doctor/);
+      assert.deepEqual(storeOf(st.path).spawnIds, [], 'no tool host was started');
+      const d = withoutBwrap('doctor', '--json');
+      const report = JSON.parse(d.stdout);
+      assert.equal(report.toolHostContainment.ok, false);
+      assert.match(report.toolHostContainment.detail, /^NONE: process-tier tools are refused here/);
+    } finally {
+      st.remove();
+    }
   });
 });
