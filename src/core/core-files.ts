@@ -40,6 +40,8 @@ export class CoreReader {
   private totalBytes = 0;
   private budgetReported = false;
   private readonly reported = new Set<string>();
+  /** Tool folders being read by readFolder: their own rule replaces the own-folder rule of read(). */
+  private readonly folders: string[] = [];
 
   /** `root` must already be a real path (no symlinks), so containment checks compare like with like. */
   constructor(readonly root: string) {}
@@ -73,6 +75,7 @@ export class CoreReader {
       this.issue(rel, `is not a regular file; replace it with a file${r.isDir ? ' (it is a directory)' : ''}`);
       return null;
     }
+    if (!(await this.staysInOwnFolder(rel, r.real))) return null;
     if (this.files.size >= MAX_CORE_FILES) return this.overBudget(rel, `more than ${MAX_CORE_FILES} files`);
     let handle: fs.FileHandle | undefined;
     try {
@@ -162,20 +165,38 @@ export class CoreReader {
   async readFolder(rel: string): Promise<void> {
     const real = await this.realPath(rel);
     if (real === null) return;
+    this.folders.push(rel);
     await this.readTree(rel, 0, new Set(), { rel, real });
+  }
+
+  /**
+   * A core file outside a tool folder (agent.yaml, agent/mcp/*.yaml) may not be a link out of its
+   * own folder: the loader would read, and its errors could quote, a file the author only pointed at.
+   * Inside a tool folder the folder is the bound (readFolder).
+   */
+  private async staysInOwnFolder(rel: string, real: string): Promise<boolean> {
+    if (this.folders.some((f) => rel.startsWith(`${f}/`))) return true;
+    const parentRel = path.posix.dirname(rel);
+    const parentReal = parentRel === '.' ? this.root : await this.realPath(parentRel);
+    if (parentReal === null || isInside(parentReal, real)) return true;
+    this.issue(rel, `is a symlink to ${await this.linkText(rel, real)} (${path.relative(this.root, real)} in the core), outside its folder ${parentRel === '.' ? 'the core root' : `${parentRel}/`}; copy the file in instead of linking it`);
+    return false;
+  }
+
+  /** What a link says (or, when a directory on the way is the link, where it resolves). */
+  private async linkText(rel: string, real: string): Promise<string> {
+    try {
+      return await fs.readlink(path.join(this.root, ...rel.split('/')));
+    } catch {
+      return real;
+    }
   }
 
   /** False (with an issue naming the link and its target) when `rel` resolves outside the folder. */
   private async staysInFolder(rel: string, folder: Folder): Promise<boolean> {
     const real = await this.realPath(rel);
     if (real === null || isInside(folder.real, real)) return true;
-    let target = real;
-    try {
-      target = await fs.readlink(path.join(this.root, ...rel.split('/')));
-    } catch {
-      // a directory on the way is the link: name where it resolves
-    }
-    this.issue(rel, `is a symlink to ${target} (${path.relative(this.root, real) || '.'} in the core), outside the tool folder ${folder.rel}/; a tool is given only its own folder, so copy the file into ${folder.rel}/ instead of linking it`);
+    this.issue(rel, `is a symlink to ${await this.linkText(rel, real)} (${path.relative(this.root, real) || '.'} in the core), outside the tool folder ${folder.rel}/; a tool is given only its own folder, so copy the file into ${folder.rel}/ instead of linking it`);
     return false;
   }
 

@@ -177,6 +177,15 @@ describe('authored tools', () => {
     hasIssue(err, 'agent/tools/t10/data.txt', '', 'is a hard link (one of 2 names', 'replace it with a copy');
   });
 
+  it('refuses a core file (agent/mcp/*.yaml) that links out of its folder to another core file', { skip: process.platform === 'win32' }, async () => {
+    const dir = makeCore({ 'private/secret.txt': 'name: core-secret-31aa\n' });
+    fs.mkdirSync(path.join(dir, 'agent/mcp'), { recursive: true });
+    fs.symlinkSync('../../private/secret.txt', path.join(dir, 'agent/mcp/notes.yaml'));
+    const err = await loadFails(dir);
+    hasIssue(err, 'agent/mcp/notes.yaml', '', 'is a symlink to ../../private/secret.txt', 'outside its folder agent/mcp/', 'copy the file in');
+    assert.equal(err.message.includes('core-secret-31aa'), false, 'the linked file is not quoted');
+  });
+
   it('keeps a symlink that stays inside its tool folder', { skip: process.platform === 'win32' }, async () => {
     const dir = makeCore({ ...toolFiles('t11'), 'agent/tools/t11/lib/a.mjs': 'export const a = 1;\n' });
     fs.symlinkSync('lib/a.mjs', path.join(dir, 'agent/tools/t11/alias.mjs'));
