@@ -187,7 +187,7 @@ describe('a process-tier tool cannot signal another tool host or another supervi
   });
 });
 
-describe("a tool reads only its own folder: a symlink or hard link to the core's secret", { skip: !linux && 'bubblewrap is Linux' }, () => {
+describe("a tool reads only its own folder and isolation.read: a symlink to the core's secret", { skip: !linux && 'bubblewrap is Linux' }, () => {
   const SECRET = `core-secret-${process.pid}-9d41`;
   const READER = `import * as fs from 'node:fs';
 export async function handler(input) {
@@ -199,8 +199,9 @@ export async function handler(input) {
     makeCore({
       'agent.yaml': 'name: links\ngrants: [tool.call:reader_p, tool.call:reader_s]\napproval:\n  default: auto\n',
       'private/secret.txt': `${SECRET}\n`,
-      ...toolFiles('reader_p', { input_schema: '{ type: object, properties: { file: { type: string } } }', approval: 'auto', isolation: '{ tier: process }' }, READER),
-      ...toolFiles('reader_s', { input_schema: '{ type: object, properties: { file: { type: string } } }', approval: 'auto', isolation: '{ tier: sandbox }' }, READER),
+      'shared/granted.txt': 'granted-by-isolation-read\n',
+      ...toolFiles('reader_p', { input_schema: '{ type: object, properties: { file: { type: string } } }', approval: 'auto', isolation: '{ tier: process, read: [{ root: workspace, path: shared }] }' }, READER),
+      ...toolFiles('reader_s', { input_schema: '{ type: object, properties: { file: { type: string } } }', approval: 'auto', isolation: '{ tier: sandbox, read: [{ root: workspace, path: shared }] }' }, READER),
     });
   after(removeTempCores);
 
@@ -211,6 +212,8 @@ export async function handler(input) {
       for (const tool of ['reader_p', 'reader_s']) {
         const own = await f.call(tool, { file: './tool.yaml' });
         assert.match(own.text, /reader_/, `${tool} reads its own folder`);
+        // What it was given besides its folder (isolation.read) is bound; the rest of the workspace is not.
+        assert.match((await f.call(tool, { file: '../../../shared/granted.txt' })).text, /granted-by-isolation-read/, `${tool} reads its isolation.read`);
         fs.symlinkSync('../../../private/secret.txt', path.join(dir, `agent/tools/${tool}/data.txt`));
         fs.symlinkSync(path.join(dir, 'private/secret.txt'), path.join(dir, `agent/tools/${tool}/abs.txt`));
         for (const file of ['./data.txt', './abs.txt', '../../../private/secret.txt']) {
