@@ -28,6 +28,7 @@ import {
 } from '../process/linux/cgroup.js';
 import { probeJobObjects, probeLibproc, probeSandbox, probeThreadTier } from './doctor-platform-probes.js';
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
+import { probeToolHostContainment } from './doctor-tool-host-probe.js';
 
 export interface DoctorEntry {
   ok: boolean;
@@ -51,6 +52,7 @@ export const DOCTOR_MECHANISMS = [
   'sqlite',
   'jobObjects',
   'libproc',
+  'toolHostContainment',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
@@ -71,6 +73,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   sqlite: 'all',
   jobObjects: ['win32'],
   libproc: ['darwin'],
+  toolHostContainment: 'all',
 };
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to every probe child; the full value adds our pid and a nonce. */
@@ -101,6 +104,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     sqlite: probeSqlite,
     jobObjects: (c) => probeJobObjects(c.marker),
     libproc: () => probeLibproc(),
+    toolHostContainment: (c) => probeToolHostContainment((command, args, env) => runChild(c, command, args, undefined, env)),
   };
   const report = {} as DoctorReport;
   try {

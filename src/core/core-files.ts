@@ -22,6 +22,12 @@ export interface CoreDirEntry {
   readonly kind: 'file' | 'dir' | 'other';
 }
 
+/** A tool folder whose entries must stay inside it: core-relative and real path. */
+interface Folder {
+  rel: string;
+  real: string;
+}
+
 type Resolved = { kind: 'missing' } | { kind: 'refused' } | { kind: 'found'; real: string; isFile: boolean; isDir: boolean };
 
 // O_NONBLOCK: opening a FIFO planted in a core must not hang the loader. O_NOFOLLOW: the path is already resolved.
@@ -34,6 +40,8 @@ export class CoreReader {
   private totalBytes = 0;
   private budgetReported = false;
   private readonly reported = new Set<string>();
+  /** Tool folders being read by readFolder: their own rule replaces the own-folder rule of read(). */
+  private readonly folders: string[] = [];
 
   /** `root` must already be a real path (no symlinks), so containment checks compare like with like. */
   constructor(readonly root: string) {}
@@ -67,6 +75,7 @@ export class CoreReader {
       this.issue(rel, `is not a regular file; replace it with a file${r.isDir ? ' (it is a directory)' : ''}`);
       return null;
     }
+    if (!(await this.staysInOwnFolder(rel, r.real))) return null;
     if (this.files.size >= MAX_CORE_FILES) return this.overBudget(rel, `more than ${MAX_CORE_FILES} files`);
     let handle: fs.FileHandle | undefined;
     try {
@@ -131,7 +140,7 @@ export class CoreReader {
   }
 
   /** Reads every file below a directory (hidden ones too: code may import them), depth-bounded. */
-  async readTree(rel: string, depth = 0, seen: Set<string> = new Set()): Promise<void> {
+  async readTree(rel: string, depth = 0, seen: Set<string> = new Set(), folder?: Folder): Promise<void> {
     const real = await this.realPath(rel);
     if (real === null || seen.has(real)) return;
     seen.add(real);
@@ -141,9 +150,67 @@ export class CoreReader {
     }
     const entries = await this.list(rel, null);
     for (const e of entries ?? []) {
-      if (e.kind === 'dir') await this.readTree(e.rel, depth + 1, seen);
-      else if (e.kind === 'file') await this.read(e.rel, null);
+      if (folder && !(await this.staysInFolder(e.rel, folder))) continue;
+      if (e.kind === 'dir') await this.readTree(e.rel, depth + 1, seen, folder);
+      else if (e.kind === 'file') await this.readFolderFile(e.rel, folder);
       else this.issue(e.rel, 'is neither a file nor a directory (socket, FIFO or device); remove it from the core');
+    }
+  }
+
+  /**
+   * Reads a tool's folder: like readTree, and every entry must stay in the folder. A tool host is
+   * given its folder (a bind, a read grant): a symlink out of it, or a second name of a file
+   * elsewhere (a hard link), would hand it a file it was not given, such as a core's secret.
+   */
+  async readFolder(rel: string): Promise<void> {
+    const real = await this.realPath(rel);
+    if (real === null) return;
+    this.folders.push(rel);
+    await this.readTree(rel, 0, new Set(), { rel, real });
+  }
+
+  /**
+   * A core file outside a tool folder (agent.yaml, agent/mcp/*.yaml) may not be a link out of its
+   * own folder: the loader would read, and its errors could quote, a file the author only pointed at.
+   * Inside a tool folder the folder is the bound (readFolder).
+   */
+  private async staysInOwnFolder(rel: string, real: string): Promise<boolean> {
+    if (this.folders.some((f) => rel.startsWith(`${f}/`))) return true;
+    const parentRel = path.posix.dirname(rel);
+    const parentReal = parentRel === '.' ? this.root : await this.realPath(parentRel);
+    if (parentReal === null || isInside(parentReal, real)) return true;
+    this.issue(rel, `is a symlink to ${await this.linkText(rel, real)} (${path.relative(this.root, real)} in the core), outside its folder ${parentRel === '.' ? 'the core root' : `${parentRel}/`}; copy the file in instead of linking it`);
+    return false;
+  }
+
+  /** What a link says (or, when a directory on the way is the link, where it resolves). */
+  private async linkText(rel: string, real: string): Promise<string> {
+    try {
+      return await fs.readlink(path.join(this.root, ...rel.split('/')));
+    } catch {
+      return real;
+    }
+  }
+
+  /** False (with an issue naming the link and its target) when `rel` resolves outside the folder. */
+  private async staysInFolder(rel: string, folder: Folder): Promise<boolean> {
+    const real = await this.realPath(rel);
+    if (real === null || isInside(folder.real, real)) return true;
+    this.issue(rel, `is a symlink to ${await this.linkText(rel, real)} (${path.relative(this.root, real) || '.'} in the core), outside the tool folder ${folder.rel}/; a tool is given only its own folder, so copy the file into ${folder.rel}/ instead of linking it`);
+    return false;
+  }
+
+  /** Reads a file of a folder; one with more than one name (a hard link) is refused. */
+  private async readFolderFile(rel: string, folder: Folder | undefined): Promise<void> {
+    const file = await this.read(rel, null);
+    if (!folder || file === null) return;
+    try {
+      const st = await fs.stat(file.real);
+      if (st.nlink > 1) {
+        this.issue(rel, `is a hard link (one of ${st.nlink} names of the same file), so the tool could read whatever the other names hold; replace it with a copy (cp --remove-destination <source> ${rel})`);
+      }
+    } catch (err) {
+      this.issue(rel, `could not be inspected (${errCode(err)}); make it readable`);
     }
   }
 

@@ -34,8 +34,9 @@ async function loadOne(reader: CoreReader, dirName: string, dirRel: string): Pro
   const before = issues.length;
   const dirOk = TOOL_NAME_PATTERN.test(dirName);
   if (!dirOk) reader.issue(dirRel, `tool directory name '${dirName}' ${TOOL_NAME_RULE}; rename the directory and the manifest's name, e.g. '${suggestName(dirName)}'`);
-  // Hash every file of the tool, so a change to any module it imports changes the core revision.
-  await reader.readTree(dirRel);
+  // Hash every file of the tool, so a change to any module it imports changes the core revision;
+  // refuse a link out of the folder (the host is given the folder, not the core).
+  await reader.readFolder(dirRel);
   const manifestRel = `${dirRel}/${TOOL_MANIFEST}`;
   const file = await reader.read(manifestRel, `is missing; every tool directory needs a ${TOOL_MANIFEST} manifest (see docs/core-format.md)`);
   if (file === null) return null;

@@ -158,6 +158,41 @@ describe('authored tools', () => {
     hasIssue(err, 'agent/tools/t3/tool.yaml', 'entry', 'outside agent/tools/t3/', 'keep the code inside the tool directory');
   });
 
+  it('refuses a symlink in a tool folder to a file elsewhere in the core (its secret), naming the link and its target', { skip: process.platform === 'win32' }, async () => {
+    const dir = makeCore({ ...toolFiles('t9'), 'private/secret.txt': 'core-secret-0e5b\n' });
+    fs.symlinkSync('../../../private/secret.txt', path.join(dir, 'agent/tools/t9/data.txt'));
+    fs.mkdirSync(path.join(dir, 'agent/tools/t9/lib'));
+    fs.symlinkSync(path.join(dir, 'private'), path.join(dir, 'agent/tools/t9/lib/up'));
+    const err = await loadFails(dir);
+    hasIssue(err, 'agent/tools/t9/data.txt', '', 'is a symlink to ../../../private/secret.txt', 'private/secret.txt in the core', 'outside the tool folder agent/tools/t9/', 'copy the file into agent/tools/t9/');
+    hasIssue(err, 'agent/tools/t9/lib/up', '', `is a symlink to ${path.join(dir, 'private')}`, 'outside the tool folder');
+    assert.equal(err.message.includes('core-secret-0e5b'), false, 'the secret is not quoted');
+    assert.equal(/\n\s+at /.test(err.message), false, 'no stack trace');
+  });
+
+  it('refuses a hard link in a tool folder (a second name of a core file)', { skip: process.platform === 'win32' }, async () => {
+    const dir = makeCore({ ...toolFiles('t10'), 'private/secret.txt': 'core-secret-77c1\n' });
+    fs.linkSync(path.join(dir, 'private/secret.txt'), path.join(dir, 'agent/tools/t10/data.txt'));
+    const err = await loadFails(dir);
+    hasIssue(err, 'agent/tools/t10/data.txt', '', 'is a hard link (one of 2 names', 'replace it with a copy');
+  });
+
+  it('refuses a core file (agent/mcp/*.yaml) that links out of its folder to another core file', { skip: process.platform === 'win32' }, async () => {
+    const dir = makeCore({ 'private/secret.txt': 'name: core-secret-31aa\n' });
+    fs.mkdirSync(path.join(dir, 'agent/mcp'), { recursive: true });
+    fs.symlinkSync('../../private/secret.txt', path.join(dir, 'agent/mcp/notes.yaml'));
+    const err = await loadFails(dir);
+    hasIssue(err, 'agent/mcp/notes.yaml', '', 'is a symlink to ../../private/secret.txt', 'outside its folder agent/mcp/', 'copy the file in');
+    assert.equal(err.message.includes('core-secret-31aa'), false, 'the linked file is not quoted');
+  });
+
+  it('keeps a symlink that stays inside its tool folder', { skip: process.platform === 'win32' }, async () => {
+    const dir = makeCore({ ...toolFiles('t11'), 'agent/tools/t11/lib/a.mjs': 'export const a = 1;\n' });
+    fs.symlinkSync('lib/a.mjs', path.join(dir, 'agent/tools/t11/alias.mjs'));
+    const core = await loadCore(dir);
+    assert.equal(core.tools[0]?.name, 't11');
+  });
+
   it('refuses a symlinked tool directory pointing outside the core', async () => {
     const outside = makeTempDir('outside-');
     writeFiles(outside, toolFiles('evil'));

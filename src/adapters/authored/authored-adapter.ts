@@ -147,11 +147,11 @@ function tierOf(at: AttachedCore, tool: AuthoredToolManifest): Tier {
 function resolveTool(at: AttachedCore, tool: AuthoredToolManifest): ResolvedTool {
   const known = at.resolved.get(tool.name);
   if (known) {
-    if (known.tier === 'sandbox') checkSandbox(tool);
+    if (known.tier !== 'thread') checkContainment(tool, known.tier);
     return known;
   }
   const tier = tierOf(at, tool);
-  if (tier === 'sandbox') checkSandbox(tool);
+  if (tier !== 'thread') checkContainment(tool, tier);
   if (tool.source.entrySha256 === '') throw new AdapterCheckError(`${tool.source.manifest}: entry '${tool.entry}' was not read when the core loaded; reload the core`);
   const toolDir = join(at.core.dir, tool.source.dir);
   const entryPath = join(at.core.dir, tool.source.entry);
@@ -168,9 +168,20 @@ function resolveTool(at: AttachedCore, tool: AuthoredToolManifest): ResolvedTool
   return r;
 }
 
-function checkSandbox(tool: AuthoredToolManifest): void {
+/**
+ * Both tiers run the host in the OS sandbox (host-launch.ts); where none works, the tool is refused:
+ * the process tier never falls back to a host that could signal or read the supervisor.
+ */
+function checkContainment(tool: AuthoredToolManifest, tier: 'process' | 'sandbox'): void {
   const a = sandboxAvailability();
-  if (!a.usable) throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier 'sandbox' is not usable on this machine: ${a.reason} (supervisor doctor shows it); run the tool with isolation.tier: process only if you accept the weaker boundary`);
+  if (a.usable) return;
+  if (tier === 'sandbox') {
+    throw new AdapterUnavailableError(`${tool.source.manifest}: isolation tier 'sandbox' is not usable on this machine: ${a.reason} (supervisor doctor shows it)`);
+  }
+  throw new AdapterUnavailableError(
+    `${tool.source.manifest}: isolation tier 'process' is refused on this machine: no mechanism here keeps a tool host from signalling or reading the supervisor and other processes (${a.reason}). ` +
+      `Run 'supervisor doctor' to see what is missing (toolHostContainment), fix it, or, if the operator trusts this code, add '${tool.name}' to tool_hosts.trusted in agent.yaml and set isolation.tier: thread`,
+  );
 }
 
 function poolFor(supervisor: ProcessSupervisor, at: AttachedCore, r: ResolvedTool): ToolHostPool {

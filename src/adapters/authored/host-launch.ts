@@ -1,10 +1,16 @@
 // How a tool host is started: `node` under the permission model, reading only the host's own
 // compiled files, the channel's one dependency, the tool's directory (and where its node_modules
 // really are) and the paths the manifest asks for; no writes, no child processes, no workers.
+// Both tiers run it inside the OS sandbox (decision 0054): its own pid, user, ipc and mount
+// namespaces, so the kernel, not the permission model, keeps it from the supervisor's processes
+// and from any file it was not given (the permission model follows symlinks out of a grant).
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { allowlistedEnv } from '../../process/child-env.js';
+import { sandboxCommand } from '../../process/index.js';
 import type { ToolHostConfig } from './host-config.js';
+import type { HostLaunch } from './host-tree.js';
 
 export const HOST_ENTRY = fileURLToPath(new URL('./entry/tool-host-entry.js', import.meta.url));
 const HOST_DIRS = [dirname(HOST_ENTRY), fileURLToPath(new URL('../../ipc/', import.meta.url))];
@@ -19,9 +25,9 @@ export interface HostSpec {
   entrySha256: string;
   /** Absolute paths the tool may read besides its own directory. */
   readPaths: readonly string[];
-  /** The child's cwd. */
+  /** The core's workspace (isolation.read hints with root: workspace resolve below it; it is not bound). */
   workspace: string;
-  /** process: the permission model alone; sandbox: the same host inside the OS sandbox. */
+  /** process: the OS sandbox with the network; sandbox: the same without it unless `network`. */
   tier: 'process' | 'sandbox';
   /** Sandbox tier: whether the host keeps the network (its own empty namespace otherwise). */
   network: boolean;
@@ -80,9 +86,13 @@ export function hostArgs(spec: HostSpec, config: ToolHostConfig): string[] {
   ];
 }
 
-/** Everything a host reads, for the sandbox's read-only binds (the permission model still applies inside). */
+/**
+ * Everything a host reads, for the sandbox's read-only binds (the permission model still applies
+ * inside): its own files, the tool's directory, its dependencies and isolation.read; not the
+ * workspace, so a symlink or a file the tool was not given does not exist inside.
+ */
 export function hostBindPaths(spec: HostSpec): string[] {
-  const out = [...hostReadPaths(), spec.toolDir, spec.workspace, ...spec.readPaths].map((p) => (p.length > 1 && p.endsWith(sep) ? p.slice(0, -1) : p));
+  const out = [...hostReadPaths(), spec.toolDir, ...spec.readPaths].map((p) => (p.length > 1 && p.endsWith(sep) ? p.slice(0, -1) : p));
   const nm = join(spec.toolDir, 'node_modules');
   try {
     if (lstatSync(nm).isSymbolicLink()) out.push(realpathSync(nm));
@@ -90,6 +100,25 @@ export function hostBindPaths(spec: HostSpec): string[] {
     // no node_modules of its own
   }
   return [...new Set(out)];
+}
+
+/**
+ * The launch of a host of `spec`, both tiers: bubblewrap (Linux) or sandbox-exec (macOS) around
+ * the permission-model node. The process tier keeps the network; the sandbox tier keeps it only
+ * when granted. cwd is the tool's own directory (bound read-only). Throws
+ * SandboxUnavailableError where no mechanism works: a host is never started uncontained.
+ */
+export function hostLaunch(spec: HostSpec, config: ToolHostConfig, stateDir: string): HostLaunch {
+  return sandboxCommand({
+    command: process.execPath,
+    args: hostArgs(spec, config),
+    readOnlyPaths: hostBindPaths(spec),
+    writablePaths: [],
+    cwd: spec.toolDir,
+    network: spec.tier === 'process' ? true : spec.network,
+    env: allowlistedEnv(),
+    protectedPaths: [stateDir],
+  });
 }
 
 /** A manifest's read hints as absolute paths (root 'tool' or 'workspace'); refuses escapes. */

@@ -1,14 +1,12 @@
 // One warm tool host: a supervised tree with a data pipe, a handshake, and one call at a time.
 // Anything the child does wrong on the channel ends it with a typed error; its death fails the
 // call in flight and nothing else.
-import { allowlistedEnv } from '../../process/child-env.js';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
 import type { CallMessage, FromHostMessage, IpcError } from '../../ipc/index.js';
 import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
-import { hostArgs, hostBindPaths, type HostSpec } from './host-launch.js';
+import { hostLaunch, type HostSpec } from './host-launch.js';
 import { HostTree, hostExitReason } from './host-tree.js';
-import { sandboxCommand } from '../../process/index.js';
 
 export type HostReply = { ok: true; value: unknown } | { ok: false; code: string; message: string };
 
@@ -52,21 +50,9 @@ export class ToolHostWorker {
   constructor(supervisor: ProcessSupervisor, spec: HostSpec, private readonly config: ToolHostConfig) {
     this.ready = new Promise<void>((resolve, reject) => (this.readySettle = { resolve, reject }));
     this.ready.catch(() => {});
-    const launch =
-      spec.tier === 'sandbox'
-        ? // The same host and flags inside the OS sandbox: read-only binds of what it reads, no writes,
-          // its own pid (and, unless granted, network) namespace, dying with the supervisor.
-          sandboxCommand({
-            command: process.execPath,
-            args: hostArgs(spec, config),
-            readOnlyPaths: hostBindPaths(spec),
-            writablePaths: [],
-            cwd: spec.workspace,
-            network: spec.network,
-            env: allowlistedEnv(),
-            protectedPaths: [supervisor.stateDir],
-          })
-        : { command: process.execPath, args: hostArgs(spec, config), cwd: spec.workspace, env: allowlistedEnv() };
+    // The same host and flags in both tiers, inside the OS sandbox: read-only binds of what it
+    // reads, no writes, its own pid namespace, dying with the supervisor (host-launch.ts).
+    const launch = hostLaunch(spec, config, supervisor.stateDir);
     this.name = `the tool host for ${spec.toolName}`;
     this.host = new HostTree(supervisor, launch, config, this.name, {
       onReady: () => this.readySettle.resolve(),

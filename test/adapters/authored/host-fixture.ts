@@ -20,10 +20,11 @@ export interface HostFixture {
   close(): Promise<void>;
 }
 
-export async function openHostFixture(overrides: Partial<ToolHostConfig> = {}): Promise<HostFixture> {
+/** `coreDir`: another core than the hostile fixtures (a test's temporary core). */
+export async function openHostFixture(overrides: Partial<ToolHostConfig> = {}, coreDir = TOOLS_CORE): Promise<HostFixture> {
   const state = tempDir('authored-test-');
   const supervisor = ProcessSupervisor.open({ stateDir: state.path });
-  const core = await loadCore(TOOLS_CORE);
+  const core = await loadCore(coreDir);
   const hosts = authoredToolHosts(supervisor, core, overrides);
   const spawnIds = new Set<string>();
   const track = (): void => {

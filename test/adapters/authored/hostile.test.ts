@@ -19,10 +19,12 @@ describe('hostile authored tools (process tier)', () => {
   });
 
   const hostile = (action: string, arg?: string, opts?: { deadlineMs?: number; signal?: AbortSignal }) => f.call('hostile', arg === undefined ? { action } : { action, arg }, opts);
+  // The host's pid as the supervisor sees it (its tree's root): inside its own pid namespace the
+  // tool sees another number, the same in every host.
   const nextCallWorks = async (): Promise<number> => {
     const out = await hostile('ok');
     assert.equal(out.isError, false, out.text);
-    return (JSON.parse(out.text) as { pid: number }).pid;
+    return out.detail.workerPid as number;
   };
   const toolError = (out: { text: string; isError: boolean; detail: Readonly<Record<string, unknown>> }, code: string): void => {
     assert.equal(out.isError, true, out.text);
