@@ -54,9 +54,9 @@ describe('MCP discovery', { skip: process.platform !== 'linux' && 'fixtures use 
   test('a server that hangs on initialize is closed at its connect timeout without holding up the others', async () => {
     const core = await s.core({
       'agent/mcp/a.yaml': fixtureDecl('a', 'basic'),
-      'agent/mcp/h1.yaml': fixtureDecl('h1', 'hang', { connectTimeout: 1.5 }),
+      'agent/mcp/h1.yaml': fixtureDecl('h1', 'hang', { connectTimeout: 3 }),
       // Hangs and ignores TERM: its close takes the whole grace, which must not delay discovery.
-      'agent/mcp/h2.yaml': fixtureDecl('h2', 'hang', { connectTimeout: 1.5, args: ['--ignore-term'] }),
+      'agent/mcp/h2.yaml': fixtureDecl('h2', 'hang', { connectTimeout: 3, args: ['--ignore-term'] }),
       'agent/mcp/z.yaml': fixtureDecl('z', 'basic'),
     });
     const m = s.manager();
@@ -68,8 +68,10 @@ describe('MCP discovery', { skip: process.platform !== 'linux' && 'fixtures use 
     assert.equal(by.z!.state, 'connected');
     assert.deepEqual([by.h1!.state, by.h1!.code], ['failed', 'MCP_CONNECT_TIMEOUT']);
     assert.deepEqual([by.h2!.state, by.h2!.code], ['failed', 'MCP_CONNECT_TIMEOUT']);
-    assert.match(by.h1!.message!, /connect timeout of 1500 ms \(connect_timeout_seconds in agent\/mcp\/h1\.yaml/);
-    assert.ok(took < 1500 + 1500, `discovery took ${took} ms, about one connect timeout`);
+    assert.match(by.h1!.message!, /connect timeout of 3000 ms \(connect_timeout_seconds in agent\/mcp\/h1\.yaml/);
+    // The two hangs ran side by side and neither close was waited for: less than two timeouts (3 s
+    // of slack for start-up on a loaded machine; a fixed 1.5 s margin failed at load 10).
+    assert.ok(took >= 3000 && took < 2 * 3000, `discovery took ${took} ms; one connect timeout is 3000 ms`);
     await m.settle();
     assert.equal(m.openConnections, 2);
   });
