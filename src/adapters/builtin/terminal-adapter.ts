@@ -1,6 +1,7 @@
 // The terminal builtin as an EffectAdapter: preflight resolves the cwd inside the workspace and
 // binds the exact command line and cwd into the approval; invoke runs the supervised tree.
 import { forbiddenTargetReason } from '../../core/secrets-schema.js';
+import { secretSourcePaths } from '../../core/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
@@ -89,6 +90,11 @@ export const terminalAdapter: EffectAdapter = {
     // only a read-only command that names no absolute, home, parent or variable path may skip asking.
     const staysInside = !LEAVES_WORKSPACE.test(a.command) && wordsStayInside(cls.parts, cwd, env.workspace);
     const autoable = process.platform !== 'win32' && cls.kind === 'read-only' && staysInside;
+    const sandboxAlways = env.core.agent.terminal?.sandbox === 'always';
+    // Background tasks are not run inside the sandbox (yet): never approved by class, refused under `always`.
+    if (sandboxAlways && a.background) {
+      throw new AdapterCheckError('agent.yaml terminal.sandbox: always runs every terminal call inside the OS sandbox, and background tasks cannot run there yet; run the command in the foreground (background: false), or set terminal.sandbox: auto');
+    }
     return {
       checks: [
         {
@@ -106,6 +112,7 @@ export const terminalAdapter: EffectAdapter = {
         target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}), ...(a.background ? { background: true, writeScope: a.write_scope ?? null } : {}) },
       },
       background: a.background === true,
+      ...(a.background ? {} : { sandbox: sandboxAlways ? ('always' as const) : ('available' as const) }),
       prepared: { cwd, baseEnv: base } satisfies TerminalPrepared,
       summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
       audit: {
@@ -159,6 +166,8 @@ export const terminalAdapter: EffectAdapter = {
       redact: env.redact,
       ...(env.secretEnv ? { secretEnv: env.secretEnv } : {}),
       ...(prepared ? { prepared } : {}),
+      // Hidden inside the sandbox even where the workspace would show them.
+      ...(env.sandbox ? { sandbox: { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)] } } : {}),
     });
     const o = run.outcome;
     const status = o.reason === 'exited' ? (o.signal ? `killed by ${o.signal}` : `exit code ${o.exitCode}`) : o.reason;
@@ -170,6 +179,7 @@ export const terminalAdapter: EffectAdapter = {
       isError: !(o.reason === 'exited' && o.exitCode === 0),
       detail: {
         ...run.audit,
+        ...(env.sandbox ? { sandbox: env.sandbox.why } : {}),
         spawnId: o.spawnId,
         reason: o.reason,
         exitCode: o.exitCode,
