@@ -104,7 +104,8 @@ export function bubblewrapArgs(spec: ValidatedSpec): string[] {
 }
 
 /**
- * A visible file becomes /dev/null (reads as empty), a visible directory an empty read-only tmpfs.
+ * A visible file becomes the host's /dev/null on a nodev mount (opening it fails with EACCES), a
+ * visible directory an empty read-only tmpfs.
  * Only paths that exist and lie under something the sandbox shows: bwrap cannot create a mount
  * point inside a read-only bind, and a path that is not shown needs no mask.
  */

@@ -28,7 +28,7 @@ export interface SandboxSpec {
   tmpBytes?: number;
   /**
    * Paths hidden inside the sandbox wherever they would otherwise be visible (a secret source, the
-   * state dir inside a bound workspace): a file reads as empty, a directory as an empty one.
+   * state dir inside a bound workspace): a file cannot be opened, a directory is an empty one.
    * Unlike protectedPaths, a bind that contains one is allowed. Missing paths are skipped.
    */
   maskPaths?: readonly string[];
