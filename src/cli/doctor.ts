@@ -28,6 +28,7 @@ import {
 } from '../process/linux/cgroup.js';
 import { probeJobObjects, probeLibproc, probeSandbox, probeThreadTier } from './doctor-platform-probes.js';
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
+import { probeTerminalAutoApproval } from './doctor-terminal-probe.js';
 
 export interface DoctorEntry {
   ok: boolean;
@@ -45,6 +46,7 @@ export const DOCTOR_MECHANISMS = [
   'cgroupV2',
   'bubblewrap',
   'sandbox',
+  'terminalAutoApproval',
   'unshare',
   'nodePermissionModel',
   'threadTier',
@@ -65,6 +67,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   bubblewrap: ['linux'],
   // The tier exists everywhere; on Windows it is a finding that it is unavailable, not "another OS".
   sandbox: 'all',
+  terminalAutoApproval: 'all',
   unshare: ['linux'],
   nodePermissionModel: 'all',
   threadTier: 'all',
@@ -95,6 +98,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     cgroupV2: probeCgroup,
     bubblewrap: probeBubblewrap,
     sandbox: (c) => probeSandbox((command, args, env) => runChild(c, command, args, undefined, env)),
+    terminalAutoApproval: (c) => probeTerminalAutoApproval((command, args, env) => runChild(c, command, args, undefined, env)),
     unshare: probeUnshare,
     nodePermissionModel: probeNodePermission,
     threadTier: (c) => probeThreadTier((command, args, env) => startChild(c, command, args, env, true), PROBE_TIMEOUT_MS - 1_000),

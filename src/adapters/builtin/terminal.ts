@@ -67,7 +67,7 @@ export async function runTerminal(input: TerminalInput, ctx: TerminalContext): P
   const env = ctx.secretEnv ? ctx.secretEnv(overlaid) : overlaid;
   const shell = shellFor(input.command);
   const wanted = input.timeout !== undefined ? Math.round(input.timeout * 1000) : ctx.deadlineMs;
-  const launch = ctx.sandbox ? sandboxedLaunch(shell, cwd, env, ctx.workspace, ctx.sandbox) : { command: shell.file, args: shell.args, cwd, env };
+  const launch = ctx.sandbox ? terminalSandboxLaunch(shell, cwd, env, ctx.workspace, ctx.sandbox) : { command: shell.file, args: shell.args, cwd, env };
   const tree = ctx.supervisor.spawnTree({
     command: launch.command,
     args: launch.args,
@@ -92,7 +92,7 @@ export async function runTerminal(input: TerminalInput, ctx: TerminalContext): P
  * link to /etc/shadow or /root points at nothing. Throws when the sandbox cannot run it: a call
  * that must be sandboxed never runs without it.
  */
-function sandboxedLaunch(shell: { file: string; args: string[] }, cwd: string, env: Record<string, string>, workspace: string, box: TerminalSandbox): { command: string; args: string[]; cwd: string; env: Record<string, string> } {
+export function terminalSandboxLaunch(shell: { file: string; args: string[] }, cwd: string, env: Record<string, string>, workspace: string, box: TerminalSandbox): { command: string; args: string[]; cwd: string; env: Record<string, string> } {
   return sandboxCommand({
     command: shell.file,
     args: shell.args,
