@@ -102,11 +102,12 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
         const r = await secretRuntime(new NonInteractiveApprover());
         const out = await r.runtime.execute(r.runtime.request('terminal', { command: `${command} > /dev/null; touch marker; ${command}` })!, r.ctx);
         const plain = await r.runtime.execute(r.runtime.request('terminal', { command })!, r.ctx);
-        for (const o of [out, plain]) {
+        for (const o of [plain, out]) {
+          // What the attacker got first: no form of the value in any view, the store or the artifacts.
+          assert.deepEqual(leaked(o, stateDir(), forms), []);
           assert.deepEqual([o.ok, !o.ok && o.code, !o.ok && o.step], [false, 'APPROVAL_DENIED', 5], JSON.stringify(o.views.model));
           assert.notEqual(source(o), 'policy');
           assert.match(!o.ok ? o.message : '', /binds a secret is never approved by a command class/);
-          assert.deepEqual(leaked(o, stateDir(), forms), []);
         }
         assert.equal(existsSync(join(r.dir, 'marker')), false);
       });
@@ -152,12 +153,13 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
       // The classifier cannot see where a glob or a recursive walk leads: these are auto-approved.
       for (const command of ['cat *', 'head -n 5 *', 'grep -R root: .', 'grep -R x: .', 'find -L . -name passwd', 'find -L . -type f', 'ls -laR']) {
         const out = await w.call(command);
-        assert.equal(out.ok, true, `${command}: ${JSON.stringify(!out.ok && out.message)}`);
-        assert.equal(source(out), 'policy', `${command} is auto-approved by class`);
-        assert.equal(sandboxed(out), true, `${command} ran sandboxed`);
+        // What the attacker got first: nothing from outside the workspace in any view, the store or the artifacts.
         assert.deepEqual(leaked(out, stateDir(), [mark, hostPasswd, 'root:x:0:0']), [], command);
         // The state dir holds the marker file itself: only the views are checked for it.
         assert.equal(JSON.stringify(out.views).includes(stateMark), false, `${command} read the state dir`);
+        assert.equal(out.ok, true, `${command}: ${JSON.stringify(!out.ok && out.message)}`);
+        assert.equal(source(out), 'policy', `${command} is auto-approved by class`);
+        assert.equal(sandboxed(out), true, `${command} ran sandboxed`);
       }
       // A link named on the command line is caught by the classifier (it asks); either way nothing leaks.
       for (const command of ['cat pw', 'cat etcpw', 'ls -la rootl etc statel dirlink', 'cat statel/state-marker.txt', 'grep -r x: dirlink etc']) {
