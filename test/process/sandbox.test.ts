@@ -387,6 +387,21 @@ describe('seatbelt profile (macOS; text only, not run here)', () => {
     for (const r of LAYOUT.visibleRoots) assert.ok(byValue.has(realpathSync(r)), `${r} is not readable`);
   });
 
+  test('maskPaths become deny rules after every allow (Seatbelt applies the last match)', () => {
+    const masked = join(ro, 'tok');
+    writeFileSync(masked, 'x');
+    const { profile: text, params } = seatbeltProfile(
+      validateSpec({ command: '/bin/sh', args: [], readOnlyPaths: [ro], writablePaths: [], cwd: ro, network: false, env: {}, maskPaths: [masked] }, LAYOUT),
+      LAYOUT,
+    );
+    const name = params.find(([, v]) => v === realpathSync(masked))?.[0];
+    assert.match(name ?? '', /^MASK_\d+$/);
+    const lines = text.trim().split('\n');
+    const deny = lines.findIndex((l) => l === `(deny file-read* file-write* (subpath (param "${name}")))`);
+    const allow = lines.findIndex((l) => l.includes('(allow file-read*') && l.includes('RO_'));
+    assert.ok(deny > allow && allow >= 0, text);
+  });
+
   test('network: true adds the network rules', () => {
     assert.match(profile(true).profile, /^\(allow network\*\)$/m);
   });
