@@ -65,9 +65,9 @@ function howToAllow(entry: CatalogEntry): string {
 
 /** What the audit records about containment: sandboxed or not, and why (never guessed later). */
 function sandboxAudit(req: SandboxRequirement | null, c: Containment, d: ApprovalDecision): Readonly<Record<string, unknown>> {
+  if (!d.approved) return { sandboxed: false, why: c.withheld !== null ? `not approved (${d.source}); not auto-approved: ${c.withheld}` : `not approved (${d.source})` };
   if (req) return { sandboxed: true, because: req.because, why: req.why };
-  if (c.withheld !== null) return { sandboxed: false, why: `not auto-approved: ${c.withheld}` };
-  return { sandboxed: false, why: d.approved ? `explicit approval (${d.source})` : `not approved (${d.source})` };
+  return { sandboxed: false, why: `explicit approval (${d.source})` };
 }
 
 /** A deferred audit commit failed: the effect ran, its record is not in the store. */

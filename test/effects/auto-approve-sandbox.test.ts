@@ -268,6 +268,25 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
       assert.match(!out.ok ? out.message : '', /cannot \(a background task\)/);
     });
 
+    test('a command line naming a secret source is refused at step 4, even explicitly approved (and nothing is read)', async () => {
+      const dir = tempDir('sv-named-');
+      try {
+        const file = join(dir.path, 'tok');
+        writeFileSync(file, 'named-source-secret-value\n', { mode: 0o600 });
+        const r = await suite.runtime({
+          files: { 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nsecrets:\n  TOK: { file: ${file} }\n` },
+          approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] })),
+          principal: 'p',
+        });
+        const out = await r.runtime.execute(r.runtime.request('terminal', { command: `cat ${file}` })!, r.ctx);
+        assert.deepEqual(leaked(out, stateDir(), ['named-source-secret-value']), []);
+        assert.deepEqual([out.ok, !out.ok && out.code, !out.ok && out.step], [false, 'CHECK_FAILED', 4]);
+        assert.match(!out.ok ? out.message : '', /secrets\.TOK\.file/);
+      } finally {
+        dir.remove();
+      }
+    });
+
     test('a hard link of a secret file is refused when it is bound (a second name no mask covers)', async () => {
       const dir = tempDir('sv-hardlink-');
       try {

@@ -5,7 +5,7 @@ import { secretSourcePaths } from '../../core/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type EffectAdapter } from '../adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
 import { preflightTerminal, runTerminal, shellFor, type TerminalInput, type TerminalPrepared } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
@@ -67,6 +67,21 @@ function executables(parts: readonly string[], env: Readonly<Record<string, stri
   return out;
 }
 
+/**
+ * A command line that spells a declared secret source's path is refused: the secret is bound, never
+ * read from its file. A courtesy against mistakes, not a boundary (another spelling passes); the
+ * loader's rules and the sandbox's masks are the boundary.
+ */
+function checkSecretSourcesNotNamed(command: string, core: AdapterEnv['core']): void {
+  for (const [name, decl] of Object.entries(core.agent.secrets ?? {})) {
+    if (decl.file === undefined) continue;
+    const [file] = secretSourcePaths({ dir: core.dir, agent: { secrets: { [name]: decl } } });
+    if (file !== undefined && command.includes(file)) {
+      throw new AdapterCheckError(`the command names ${file}, the source of secret ${name} (agent.yaml secrets.${name}.file); a command never reads a secret's source: bind it with tools.terminal.secrets and read $VAR instead`);
+    }
+  }
+}
+
 function input(args: unknown): TerminalInput {
   return args as TerminalInput; // schema-validated by the runtime in step 1
 }
@@ -81,6 +96,7 @@ export const terminalAdapter: EffectAdapter = {
       if (err instanceof WorkspacePathError) throw new AdapterCheckError(err.message);
       throw err;
     }
+    checkSecretSourcesNotNamed(a.command, env.core);
     const overlay = a.env ?? {};
     const overlayKeys = checkOverlay(overlay, env.secretTargets);
     const base = allowlistedEnv();
