@@ -256,16 +256,30 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
       assert.equal(out.ok && out.isError, true);
       assert.match(out.ok ? out.views.model.content : '', /Read-only file system/);
       assert.equal(existsSync(join(r.dir, 'marker')) || existsSync(join(r.dir, 'marker2')), false);
-      // Background tasks cannot run sandboxed yet: refused under `always`.
-      const bg = await r.runtime.execute(r.runtime.request('terminal', { command: 'ls', background: true })!, r.ctx);
-      assert.deepEqual([bg.ok, !bg.ok && bg.code], [false, 'CHECK_FAILED']);
     });
 
-    test('a background task is never auto-approved by class (it cannot run sandboxed): it asks', async () => {
-      const r = await suite.runtime({ files: { 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n${AUTO}` }, approver: new NonInteractiveApprover(), principal: 'p', tasks: suite.taskWorker() });
-      const out = await r.runtime.execute(r.runtime.request('terminal', { command: 'ls', background: true })!, r.ctx);
-      assert.deepEqual([out.ok, !out.ok && out.code], [false, 'APPROVAL_DENIED']);
-      assert.match(!out.ok ? out.message : '', /cannot \(a background task\)/);
+    test('a background task auto-approved by class runs sandboxed too: its log holds nothing from outside the workspace', async () => {
+      const worker = suite.taskWorker();
+      const mark = `bg-outside-${randomBytes(8).toString('hex')}`;
+      const r = await suite.runtime({ files: { 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n${AUTO}`, 'inside.txt': 'bg-inside-content\n' }, approver: new NonInteractiveApprover(), principal: 'p', tasks: worker });
+      const secretDir = tempDir('sv-bg-outside-');
+      try {
+        writeFileSync(join(secretDir.path, 'passwd'), `${mark}\n`);
+        symlinkSync(join(secretDir.path, 'passwd'), join(r.dir, 'pw'));
+        const out = await r.runtime.execute(r.runtime.request('terminal', { command: 'cat *', background: true })!, r.ctx);
+        assert.equal(out.ok, true, JSON.stringify(out.views.model));
+        assert.equal(source(out), 'policy');
+        const detail = out.views.durable.detail as { taskId: string; sandboxed: boolean };
+        assert.equal(detail.sandboxed, true);
+        const { ended } = await worker.waitAny({ principal: 'p' }, r.ctx.sessionId, [detail.taskId], 20_000);
+        assert.equal(ended.length, 1, 'the task ended');
+        const log = (suite.db().prepare('SELECT chunk FROM task_logs WHERE task_id = ? ORDER BY seq').all(detail.taskId) as { chunk: string }[]).map((x) => x.chunk).join('');
+        assert.match(log, /bg-inside-content/, 'the task ran and read the workspace');
+        assert.equal(log.includes(mark), false, 'the link out of the workspace read nothing');
+        assert.deepEqual(leaked(out, stateDir(), [mark]), []);
+      } finally {
+        secretDir.remove();
+      }
     });
 
     test('a command line naming a secret source is refused at step 4, even explicitly approved (and nothing is read)', async () => {

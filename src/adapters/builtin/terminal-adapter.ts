@@ -7,7 +7,7 @@ import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
-import { preflightTerminal, runTerminal, shellFor, type TerminalInput, type TerminalPrepared } from './terminal.js';
+import { preflightTerminal, runTerminal, shellFor, terminalSandboxLaunch, type TerminalInput, type TerminalPrepared } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -107,10 +107,6 @@ export const terminalAdapter: EffectAdapter = {
     const staysInside = !LEAVES_WORKSPACE.test(a.command) && wordsStayInside(cls.parts, cwd, env.workspace);
     const autoable = process.platform !== 'win32' && cls.kind === 'read-only' && staysInside;
     const sandboxAlways = env.core.agent.terminal?.sandbox === 'always';
-    // Background tasks are not run inside the sandbox (yet): never approved by class, refused under `always`.
-    if (sandboxAlways && a.background) {
-      throw new AdapterCheckError('agent.yaml terminal.sandbox: always runs every terminal call inside the OS sandbox, and background tasks cannot run there yet; run the command in the foreground (background: false), or set terminal.sandbox: auto');
-    }
     return {
       checks: [
         {
@@ -128,7 +124,8 @@ export const terminalAdapter: EffectAdapter = {
         target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}), ...(a.background ? { background: true, writeScope: a.write_scope ?? null } : {}) },
       },
       background: a.background === true,
-      ...(a.background ? {} : { sandbox: sandboxAlways ? ('always' as const) : ('available' as const) }),
+      // Foreground and background alike can run inside the sandbox (a background task is the same launch, kept by the task worker).
+      sandbox: sandboxAlways ? ('always' as const) : ('available' as const),
       prepared: { cwd, baseEnv: base } satisfies TerminalPrepared,
       summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
       audit: {
@@ -150,6 +147,11 @@ export const terminalAdapter: EffectAdapter = {
       if (!env.tasks) throw new AdapterUnavailableError('background tasks need a task worker, and this runtime has none');
       const cwd = prepared?.cwd ?? preflightTerminal(a, env.workspace).cwd;
       const shell = shellFor(a.command);
+      const baseEnv = { ...(prepared?.baseEnv ?? allowlistedEnv()), ...(a.env ?? {}) };
+      // Approved by class (or terminal.sandbox: always): the task's tree is the sandbox launcher.
+      const launch = env.sandbox
+        ? terminalSandboxLaunch(shell, cwd, baseEnv, env.workspace, { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)] })
+        : { command: shell.file, args: shell.args, cwd, env: baseEnv };
       let task;
       try {
         task = await env.tasks.startTerminal(env.owner, {
@@ -157,10 +159,10 @@ export const terminalAdapter: EffectAdapter = {
           sourceTool: entry.name,
           summary: a.command,
           writeScope: a.write_scope ?? null,
-          command: shell.file,
-          args: shell.args,
-          cwd,
-          env: { ...(prepared?.baseEnv ?? allowlistedEnv()), ...(a.env ?? {}) },
+          command: launch.command,
+          args: launch.args,
+          cwd: launch.cwd,
+          env: launch.env,
           ...(a.timeout !== undefined ? { timeoutMs: Math.round(a.timeout * 1000) } : {}),
           redact: env.redact,
         });
@@ -171,7 +173,7 @@ export const terminalAdapter: EffectAdapter = {
       return {
         text: `[started background task ${task.id}] ${a.command}\nFollow it with task_status or yield_until; stop it with task_control (cancel).`,
         isError: false,
-        detail: { taskId: task.id, spawnId: task.spawnId, background: true },
+        detail: { taskId: task.id, spawnId: task.spawnId, background: true, sandboxed: env.sandbox !== undefined, ...(env.sandbox ? { sandbox: env.sandbox.why } : {}) },
       };
     }
     const run = await runTerminal(a, {
