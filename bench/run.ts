@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -16,15 +16,16 @@ import { runKill, type KillResult } from './kill.js';
 import { runMcp, type McpBenchResult } from './mcp.js';
 import { runRedact, type RedactResult } from './redact.js';
 import { sweep } from './procs.js';
+import { runSandbox, type SandboxBenchResult } from './sandbox.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { runTasks, type TasksResultBench } from './tasks.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -157,6 +158,13 @@ function drainTable(r: DrainResult): string {
   return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
 }
 
+function sandboxTable(r: SandboxBenchResult): string {
+  const rows: string[][] = [['ls through EffectRuntime', 'p50', 'p90', 'p99', 'calls']];
+  rows.push(['auto-approved by class: inside bubblewrap', fmtMs(r.sandboxed.median), fmtMs(r.sandboxed.p90), fmtMs(r.sandboxed.p99), String(r.calls)]);
+  rows.push(['explicitly approved: unsandboxed', fmtMs(r.unsandboxed.median), fmtMs(r.unsandboxed.p90), fmtMs(r.unsandboxed.p99), String(r.calls)]);
+  return `${table(rows)}\nthe sandbox adds ${fmtMs(r.addedP50)} at p50 (target <= ${r.targetMs} ms); interleaved in the same run, order alternating`;
+}
+
 function effectTable(r: EffectResultBench): string {
   const row = (name: string, x: { perSecond: number; latency: { median: number; p99?: number; p90: number } }): string[] => [
     name,
@@ -268,7 +276,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -299,6 +307,9 @@ async function main(): Promise<number> {
         } else if (name === 'mcp') {
           out.mcp = await runMcp(ctx);
           text.push(`\n== mcp: a tools/call through the supervisor vs a bare SDK client; discovery of 12 servers, 3 hanging ${verdict(out.mcp.pass)}\n${mcpTable(out.mcp)}`);
+        } else if (name === 'sandbox') {
+          out.sandbox = await runSandbox(ctx);
+          text.push(`\n== sandbox: ls through the whole pipeline, auto-approved (bubblewrap) vs explicitly approved (unsandboxed)  [target: sandbox adds <= ${out.sandbox.targetMs} ms at p50] ${verdict(out.sandbox.pass)}\n${sandboxTable(out.sandbox)}`);
         } else if (name === 'redact') {
           out.redact = await runRedact(ctx);
           text.push(`\n== redact: 50 secrets with their encoded forms over ${out.redact.bytes / 1024 / 1024} MiB  [target: >= ${out.redact.target} MB/s] ${verdict(out.redact.pass)}\n${redactTable(out.redact)}`);
@@ -334,7 +345,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp, out.sandbox].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 

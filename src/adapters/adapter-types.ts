@@ -55,6 +55,20 @@ export interface Preflight {
    * resolving it again (a path swapped in between cannot move the action).
    */
   readonly prepared?: unknown;
+  /**
+   * Whether the adapter can run this action inside the OS sandbox: 'available' when its approval
+   * comes from a command class (auto_approve), 'always' when agent.yaml asks for it on every call.
+   * Absent: it cannot, so no command class may approve it (the call asks).
+   */
+  readonly sandbox?: 'available' | 'always';
+}
+
+/** Why a call runs inside the OS sandbox (InvokeEnv.sandbox); recorded in the effect's audit. */
+export interface SandboxRequirement {
+  /** 'class': approved by a command class, not by anyone; 'always': agent.yaml terminal.sandbox. */
+  readonly because: 'class' | 'always';
+  /** One line for the audit, e.g. "auto-approved by class read-only". */
+  readonly why: string;
 }
 
 /** Read access to stored history, handed to an adapter only at step 7 (after approval). */
@@ -100,6 +114,11 @@ export interface InvokeEnv extends AdapterEnv {
   readonly history?: SessionHistory;
   /** This effect's Preflight.prepared, as the adapter's own preflight returned it. */
   readonly prepared?: unknown;
+  /**
+   * Set when the call must run inside the OS sandbox; the adapter then runs it there or fails
+   * (never unsandboxed). Unset for an explicit approval unless agent.yaml asks for every call.
+   */
+  readonly sandbox?: SandboxRequirement;
 }
 
 export interface EffectAdapter {

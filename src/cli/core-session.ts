@@ -29,6 +29,8 @@ export interface CoreSessionOptions {
   onPendingApproval?: (id: string, request: { toolName: string; actionSummary: string }) => void;
   /** Progress of running effects (MCP notifications/progress), for the operator's display. */
   onProgress?: (p: { callId: string; tool: string; progress: number; total?: number; message?: string }) => void;
+  /** Once-per-run notices of the runtime (auto-approval by class is off: no sandbox here). */
+  onNotice?: (text: string) => void;
 }
 
 export interface CoreSession {
@@ -150,7 +152,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     await supervisor.close();
     throw err;
   }
-  const runtime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
+  const runtime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
   return {
     core,
     catalog,

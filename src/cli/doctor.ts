@@ -29,6 +29,7 @@ import {
 import { probeJobObjects, probeLibproc, probeSandbox, probeThreadTier } from './doctor-platform-probes.js';
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
 import { probeToolHostContainment } from './doctor-tool-host-probe.js';
+import { probeTerminalAutoApproval } from './doctor-terminal-probe.js';
 
 export interface DoctorEntry {
   ok: boolean;
@@ -46,6 +47,7 @@ export const DOCTOR_MECHANISMS = [
   'cgroupV2',
   'bubblewrap',
   'sandbox',
+  'terminalAutoApproval',
   'unshare',
   'nodePermissionModel',
   'threadTier',
@@ -67,6 +69,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   bubblewrap: ['linux'],
   // The tier exists everywhere; on Windows it is a finding that it is unavailable, not "another OS".
   sandbox: 'all',
+  terminalAutoApproval: 'all',
   unshare: ['linux'],
   nodePermissionModel: 'all',
   threadTier: 'all',
@@ -98,6 +101,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     cgroupV2: probeCgroup,
     bubblewrap: probeBubblewrap,
     sandbox: (c) => probeSandbox((command, args, env) => runChild(c, command, args, undefined, env)),
+    terminalAutoApproval: (c) => probeTerminalAutoApproval((command, args, env) => runChild(c, command, args, undefined, env)),
     unshare: probeUnshare,
     nodePermissionModel: probeNodePermission,
     threadTier: (c) => probeThreadTier((command, args, env) => startChild(c, command, args, env, true), PROBE_TIMEOUT_MS - 1_000),

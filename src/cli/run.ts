@@ -95,6 +95,7 @@ export async function runRun(argv: string[]): Promise<number> {
       // Progress is for the operator only; the model sees the final result.
       onProgress: (p) =>
         json ? early({ type: 'progress', ...p }) : void process.stdout.write(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}\n`),
+      onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void process.stderr.write(`notice: ${text}\n`)),
     },
     'run',
   );

@@ -133,6 +133,18 @@ export function trustedToolsCrossCheck(agent: { tool_hosts?: { trusted: readonly
   );
 }
 
+/**
+ * When a terminal command runs inside the OS sandbox: `auto` (default) for the calls a command
+ * class approved (auto_approve), `always` for every call, explicit approvals included; with
+ * `always` and no sandbox on the machine, the terminal is refused (fail closed).
+ */
+export const TERMINAL_SANDBOX_MODES = ['auto', 'always'] as const;
+export const TerminalConfigSchema = z
+  .object({
+    sandbox: z.enum(TERMINAL_SANDBOX_MODES, { errorMap: () => ({ message: "must be 'auto' (sandbox the calls auto_approve let through) or 'always' (sandbox every terminal call)" }) }).default('auto'),
+  })
+  .strict();
+
 export const RUNTIME_TARGETS = ['local', 'claude-code'] as const;
 
 export const AgentConfigSchema = z
@@ -154,6 +166,8 @@ export const AgentConfigSchema = z
     network: NetworkSchema.optional(),
     // Optional for the same reason: tool-host pools and recycling (src/adapters/authored).
     tool_hosts: ToolHostsSchema.optional(),
+    // Optional for the same reason: when terminal commands run inside the OS sandbox.
+    terminal: TerminalConfigSchema.optional(),
   })
   .strict();
 
@@ -163,4 +177,5 @@ export type ToolOverride = z.output<typeof ToolOverrideSchema>;
 export type ApprovalConfig = z.output<typeof ApprovalConfigSchema>;
 export type NetworkConfig = z.output<typeof NetworkSchema>;
 export type ToolHostsConfig = z.output<typeof ToolHostsSchema>;
+export type TerminalConfig = z.output<typeof TerminalConfigSchema>;
 export type RuntimeTarget = (typeof RUNTIME_TARGETS)[number];

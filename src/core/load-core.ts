@@ -8,6 +8,7 @@ import { CoreLoadError, type CoreIssue } from './errors.js';
 import { loadMcpDeclarations } from './load-mcp.js';
 import { loadAuthoredTools } from './load-tools.js';
 import { secretsCrossCheck } from './secrets-schema.js';
+import { checkSecretSources } from './secret-source-rules.js';
 import { checkScriptedModelScript, type ScriptedModelScript } from './scripted-model-script.js';
 import { computeRevision, type CoreSnapshot } from './snapshot.js';
 import { parseYaml, type YamlSource } from './yaml-source.js';
@@ -41,6 +42,8 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
     // Authored tools may take bindings too: their handler reads them from ctx.secrets.
     for (const p of secretsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));
     for (const p of trustedToolsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));
+    // A secret file the agent's own commands could read (inside the workspace, or hard-linked) is refused.
+    if (workspace !== null) for (const p of await checkSecretSources(agent, root, workspace)) issues.push(at(agentSource, p.path, p.message));
   }
 
   if (issues.length > 0 || agent === null || workspace === null) {

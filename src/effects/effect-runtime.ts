@@ -5,19 +5,20 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
 import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
-import type { ProcessSupervisor } from '../process/index.js';
+import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
 import {
   approvalKey,
   CapabilityDeniedError,
   previewArguments,
-  refine,
+  refineByClass,
   type ApprovalBroker,
   type ApprovalDecision,
   type ApprovalPolicy,
   type ArgumentPreview,
 } from '../policy/index.js';
 import { appendEventsDeferred, appendEventsGrouped, flushDeferredWrites, SessionSearch, SessionStore, type Database } from '../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight } from '../adapters/adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight, type SandboxRequirement } from '../adapters/adapter-types.js';
+import { containmentFor, sandboxRequirement, type Containment } from './containment.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
@@ -44,6 +45,10 @@ export interface EffectRuntimeOptions {
   tasks?: RuntimeTaskWorker;
   /** With onProgress: a "still running" beat this often while an adapter runs (default 10 s). */
   heartbeatMs?: number;
+  /** Said to the operator once per runtime (e.g. auto-approval by class is off: no sandbox here). */
+  onNotice?: (text: string) => void;
+  /** Whether the OS sandbox works here; default the process layer's cached probe (a seam for tests). */
+  sandboxAvailability?: () => SandboxAvailability;
 }
 
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
@@ -56,6 +61,13 @@ function howToAllow(entry: CatalogEntry): string {
     return `${entry.name} is a builtin: configuration can make its approval stricter, never looser${readOnly}`;
   }
   return `or set approval: auto where it is declared (${entry.provenance}), if agent.yaml's approval settings do not tighten it`;
+}
+
+/** What the audit records about containment: sandboxed or not, and why (never guessed later). */
+function sandboxAudit(req: SandboxRequirement | null, c: Containment, d: ApprovalDecision): Readonly<Record<string, unknown>> {
+  if (!d.approved) return { sandboxed: false, why: c.withheld !== null ? `not approved (${d.source}); not auto-approved: ${c.withheld}` : `not approved (${d.source})` };
+  if (req) return { sandboxed: true, because: req.because, why: req.why };
+  return { sandboxed: false, why: `explicit approval (${d.source})` };
 }
 
 /** A deferred audit commit failed: the effect ran, its record is not in the store. */
@@ -84,6 +96,8 @@ export class EffectRuntime {
   /** Deferred audit commits not settled yet, and the first that failed (final: see execute). */
   private readonly pendingCommits = new Set<Promise<void>>();
   private commitFailure: AuditCommitError | null = null;
+  /** The machine-wide "auto-approval by class is off" notice is given once per runtime (one run). */
+  private sandboxNoticeGiven = false;
 
   constructor(private readonly o: EffectRuntimeOptions) {
     this.secretStore = o.secrets ?? SecretStore.fromCore(o.catalog.core);
@@ -216,8 +230,14 @@ export class EffectRuntime {
       }
     }
 
-    // 5. Approval: the folded policy, refined by the checks; the key binds this exact action.
-    const policy: ApprovalPolicy = refine(entry.approval, pre.checks, { allowAutoFor: [...this.o.catalog.core.agent.approval.auto_approve] });
+    // 5. Approval: the folded policy, refined by the checks; the key binds this exact action. A call
+    // that binds a secret is never approved by a command class; a class approval must be contained.
+    const refined = refineByClass(entry.approval, pre.checks, { allowAutoFor: bindings.length > 0 ? [] : [...this.o.catalog.core.agent.approval.auto_approve] });
+    const contained = containmentFor(refined, pre, this.o.sandboxAvailability ?? (() => sandboxAvailability()));
+    if (!contained.ok) return fail('CHECK_FAILED', 4, contained.message);
+    const containment = contained.containment;
+    this.noticeWithheld(containment, events);
+    const policy: ApprovalPolicy = containment.policy;
     base.policy = policy;
     const key = approvalKey({
       principal: ctx.principal,
@@ -264,8 +284,9 @@ export class EffectRuntime {
           sessionId: ctx.sessionId,
           // Only a denial's text reads it: not built for the calls a policy or rule decides.
           get howToAllow(): string {
-            return howToAllow(entry);
+            return [howToAllow(entry), containment.withheld, bindings.length > 0 ? 'a call that binds a secret is never approved by a command class' : null].filter(Boolean).join('; ');
           },
+          ...(bindings.length > 0 ? { secrets: bindings.map((b) => `${b.secret} as $${b.env}`) } : {}),
         },
         ctx.signal,
       );
@@ -276,6 +297,9 @@ export class EffectRuntime {
     // A decision someone made (operator, rule, cache of an operator's answer) is durable before
     // anything runs; a policy's own auto/deny travels in the effect's event batch instead.
     if (decision.source !== 'policy') this.recordApproval(ctx, key.id, entry, decision);
+    // Whether it runs sandboxed, and why, is part of the effect's record.
+    const sandbox = sandboxRequirement(containment, decision);
+    if (pre.sandbox !== undefined || containment.withheld !== null) base.audit = { ...base.audit, sandbox: sandboxAudit(sandbox, containment, decision) };
     if (!decision.approved) return fail('APPROVAL_DENIED', 5, decision.reason);
 
     // 6. Secrets: resolved only now, after approval, for this effect; the earliest expiry clamps it.
@@ -328,6 +352,7 @@ export class EffectRuntime {
         // Stored history is reachable only from here on: after capability and approval.
         history: (this.history ??= new SessionSearch(this.o.db)),
         ...(pre.prepared !== undefined ? { prepared: pre.prepared } : {}),
+        ...(sandbox ? { sandbox } : {}),
         ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),
         ...(this.o.onProgress ? { onProgress: (p: { progress: number; total?: number; message?: string }) => this.progress(base, p) } : {}),
       });
@@ -354,6 +379,14 @@ export class EffectRuntime {
     await this.record(ctx, events);
     this.o.onOperatorView?.(views.operator);
     return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
+  }
+
+  /** Says once per runtime that auto-approval by class is off on this machine (and records it). */
+  private noticeWithheld(c: Containment, events: { kind: string; payload: unknown }[]): void {
+    if (!c.machineWide || c.withheld === null || this.sandboxNoticeGiven) return;
+    this.sandboxNoticeGiven = true;
+    events.push({ kind: 'runtime.notice', payload: { notice: 'auto_approval_unsandboxable', message: c.withheld } });
+    this.o.onNotice?.(c.withheld);
   }
 
   /** Progress goes to the operator only, redacted like every view (a message may quote a secret). */

@@ -29,6 +29,8 @@ export interface ApprovalRequest {
   readonly sessionId: string;
   /** How this tool could run without asking, besides --approve (a denial's text says it). */
   readonly howToAllow?: string;
+  /** The secrets this call binds, as `NAME as $VAR` (names only, never values): shown with the prompt. */
+  readonly secrets?: readonly string[];
 }
 
 export interface Approver {

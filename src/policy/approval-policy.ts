@@ -94,6 +94,13 @@ export interface AutoApprovalAllowance {
 
 export const NO_AUTO_ALLOWANCE: AutoApprovalAllowance = Object.freeze({ allowAutoFor: Object.freeze([]) });
 
+/** A refined policy and, when a command class relaxed it from 'prompt' to 'auto', which class. */
+export interface RefinedPolicy {
+  readonly policy: ApprovalPolicy;
+  /** The class that relaxed it (e.g. 'read-only'); null when nothing relaxed it. */
+  readonly relaxedByClass: string | null;
+}
+
 /**
  * Refines an effective policy with every check of one call, in one call: each check can tighten;
  * 'prompt' relaxes to 'auto' only when every check says 'auto' and names a class listed in
@@ -105,6 +112,18 @@ export function refine(
   checks: PolicyCheck | readonly PolicyCheck[],
   allowance: AutoApprovalAllowance = NO_AUTO_ALLOWANCE,
 ): ApprovalPolicy {
+  return refineByClass(effective, checks, allowance).policy;
+}
+
+/**
+ * refine(), saying whether a command class relaxed the policy: an approval by class is a weaker
+ * promise than someone's yes (a classifier read the command line), so the runtime contains it.
+ */
+export function refineByClass(
+  effective: ApprovalPolicy,
+  checks: PolicyCheck | readonly PolicyCheck[],
+  allowance: AutoApprovalAllowance = NO_AUTO_ALLOWANCE,
+): RefinedPolicy {
   const base = parseApprovalPolicy(effective, 'effective approval policy');
   const list: readonly PolicyCheck[] = Array.isArray(checks) ? checks : [checks as PolicyCheck];
   let result = base;
@@ -117,5 +136,6 @@ export function refine(
     result === 'prompt' &&
     list.length > 0 &&
     list.every((c) => c.minimum === 'auto' && typeof c.classification === 'string' && allowed.has(c.classification));
-  return relaxable ? 'auto' : result;
+  if (!relaxable) return Object.freeze({ policy: result, relaxedByClass: null });
+  return Object.freeze({ policy: 'auto', relaxedByClass: [...new Set(list.map((c) => c.classification))].join('+') });
 }

@@ -19,6 +19,8 @@ export {
   parseApprovalPolicy,
   type PolicyCheck,
   refine,
+  refineByClass,
+  type RefinedPolicy,
   stricter,
   strictness,
   validatePolicyRules,

@@ -27,7 +27,8 @@ export class StoreApprover implements Approver {
       tool: request.toolName,
       capability: request.capability,
       summary: request.actionSummary,
-      preview: request.preview.text,
+      // The secrets the call binds (names only) travel with the preview another terminal is shown.
+      preview: request.secrets && request.secrets.length > 0 ? `${request.preview.text}\nsecrets: ${request.secrets.join(', ')}` : request.preview.text,
       ttlMs: this.o.waitMs,
     });
     this.o.onPending?.(row.id, request);

@@ -44,6 +44,8 @@ export function renderApprovalPrompt(request: ApprovalRequest): string {
     `  action:    ${terminalSafe(request.actionSummary)}`,
     `  arguments: ${terminalSafe(request.preview.text, 2000)}`,
   ];
+  // Which credentials the command gets if allowed: a yes here hands them to it.
+  if (request.secrets && request.secrets.length > 0) lines.push(`  secrets:   ${terminalSafe(request.secrets.join(', '))} (bound only if you allow)`);
   if (request.preview.redacted.length > 0) lines.push(`  redacted:  ${terminalSafe(request.preview.redacted.join(', '))}`);
   if (request.preview.truncated) lines.push(`  cut:       ${terminalSafe(request.preview.cuts.join('; '))}`);
   lines.push('allow? [y] once  [n] no  [a] always for this exact action  [d] never for this exact action: ');

@@ -95,6 +95,8 @@ export class FileSecretSource implements SecretSource {
       if (this.platform !== 'win32' && (st.mode & 0o077) !== 0) {
         fail(`is accessible by group or others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); restrict it with chmod 600`);
       }
+      // A second hard link is a second name for the credential that no sandbox mask covers.
+      if (this.platform !== 'win32' && st.nlink > 1) fail(`has ${st.nlink} hard links, so it can be read under another name; keep one link (remove the others, or copy the credential into a new file with chmod 600)`);
       if (st.size > MAX_SECRET_BYTES) fail(`is larger than ${MAX_SECRET_BYTES} bytes (${st.size}); a secret file holds one credential`);
       const buf = Buffer.alloc(MAX_SECRET_BYTES + 1);
       let n = 0;

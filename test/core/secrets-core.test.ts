@@ -19,6 +19,8 @@ describe('agent.yaml secrets: section', () => {
     const dir = makeCore({
       ...agent(
         [
+          // The default workspace is the core itself, and a secret file may not be inside it.
+          'workspace: ws',
           'secrets:',
           '  DB_PASSWORD: { file: secrets/db }',
           '  GITHUB_TOKEN: { env: SECRETS_CORE_TEST_SRC }',
@@ -34,6 +36,7 @@ describe('agent.yaml secrets: section', () => {
         ].join('\n'),
       ),
       'secrets/db': `${VALUE}\n`,
+      'ws/README': 'the workspace\n',
     });
     process.env.SECRETS_CORE_TEST_SRC = VALUE;
     try {

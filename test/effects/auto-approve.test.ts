@@ -1,5 +1,5 @@
 // auto_approve: [read-only] lets literal read-only commands that stay inside the workspace run
-// without asking; everything else still asks (and, with nobody to ask, is denied).
+// without asking, inside the OS sandbox; everything else still asks (and, with nobody to ask, is denied).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
@@ -28,6 +28,8 @@ describe('auto-approval of read-only commands', { skip: process.platform !== 'li
       const out = await r.call(command);
       assert.equal(out.ok, true, `${command}: ${JSON.stringify(!out.ok && out.message)}`);
       assert.equal((out.views.durable.approval as { source: string }).source, 'policy');
+      // Approved by a class, so run inside the OS sandbox (issue 15; tests in auto-approve-sandbox).
+      assert.deepEqual((out.views.durable.audit as { sandbox: unknown }).sandbox, { sandboxed: true, because: 'class', why: 'auto-approved by class read-only' });
     }
   });
 

@@ -4,7 +4,7 @@ import { after, before } from 'node:test';
 import { join } from 'node:path';
 import { loadCore } from '../../src/core/index.js';
 import { buildCatalog } from '../../src/catalog/index.js';
-import { EffectRuntime } from '../../src/effects/index.js';
+import { EffectRuntime, type EffectRuntimeOptions } from '../../src/effects/index.js';
 import { ProcessSupervisor } from '../../src/process/index.js';
 import { ApprovalBroker, type Approver } from '../../src/policy/index.js';
 import { openStore, SessionStore, type Database } from '../../src/store/index.js';
@@ -38,11 +38,12 @@ export function runtimeSuite() {
       workers.push(w);
       return w;
     },
-    async runtime(opts: { files: Record<string, string>; approver: Approver; principal: string; tasks?: RuntimeTaskWorker }) {
+    /** `options`: further runtime options (onNotice, a sandboxAvailability seam). */
+    async runtime(opts: { files: Record<string, string>; approver: Approver; principal: string; tasks?: RuntimeTaskWorker; options?: Partial<EffectRuntimeOptions>; workspace?: string }) {
       const dir = makeCore(opts.files);
-      const core = await loadCore(dir);
+      const core = await loadCore(dir, opts.workspace !== undefined ? { workspace: opts.workspace } : {});
       const catalog = buildCatalog({ core, principal: opts.principal });
-      const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: opts.approver }), supervisor: sup, db, ...(opts.tasks ? { tasks: opts.tasks } : {}) });
+      const runtime = new EffectRuntime({ catalog, broker: new ApprovalBroker({ approver: opts.approver }), supervisor: sup, db, ...(opts.tasks ? { tasks: opts.tasks } : {}), ...opts.options });
       const session = new SessionStore(db).createSession({ principal: opts.principal }, { coreDir: dir, coreRevision: core.revision, runtime: 'local' });
       return { dir, core, catalog, runtime, ctx: { principal: opts.principal, sessionId: session.id } };
     },

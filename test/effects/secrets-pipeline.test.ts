@@ -117,10 +117,12 @@ describe('secrets in the effect pipeline', { skip: process.platform !== 'linux' 
     assert.equal(out.ok && (out.views.durable.detail as { reason: string }).reason, 'timeout');
   });
 
-  test('an environment overlay needs approval even for a read-only command', async () => {
+  test('an environment overlay needs approval even for a read-only command (as does any call binding a secret)', async () => {
     const s = await setup({ approver: new NonInteractiveApprover(), approval: 'approval:\n  auto_approve: [read-only]' });
+    // A call that binds a secret is never approved by a command class (issue 15): it asks too.
     const plain = await s.call({ command: 'echo hi' });
-    assert.equal(plain.ok, true, 'read-only without an overlay runs without asking');
+    assert.deepEqual([plain.ok, !plain.ok && plain.code, !plain.ok && plain.step], [false, 'APPROVAL_DENIED', 5]);
+    assert.match(!plain.ok ? plain.message : '', /binds a secret is never approved by a command class/);
     const overlaid = await s.call({ command: 'echo hi', env: { GREETING: 'x' } });
     assert.deepEqual([overlaid.ok, !overlaid.ok && overlaid.code, !overlaid.ok && overlaid.step], [false, 'APPROVAL_DENIED', 5]);
   });

@@ -7,6 +7,7 @@ import {
   parseApprovalPolicy,
   type PolicyCheck,
   refine,
+  refineByClass,
   stricter,
   validatePolicyRules,
 } from '../../src/policy/approval-policy.js';
@@ -115,6 +116,13 @@ describe('refine: dynamic checks', () => {
     const checks = [check('read-only', 'auto'), { check: 'env', classification: 'env-overlay', minimum: 'prompt' as const }];
     assert.equal(refine('prompt', checks, allowReadOnly), 'prompt');
     assert.equal(refine('prompt', [...checks].reverse(), allowReadOnly), 'prompt');
+  });
+
+  it('refineByClass says which class relaxed the policy, and only when one did (the runtime contains those calls)', () => {
+    assert.deepEqual(refineByClass('prompt', check('read-only', 'auto'), allowReadOnly), { policy: 'auto', relaxedByClass: 'read-only' });
+    assert.deepEqual(refineByClass('prompt', check('read-only', 'auto')), { policy: 'prompt', relaxedByClass: null });
+    assert.deepEqual(refineByClass('auto', check('read-only', 'auto'), allowReadOnly), { policy: 'auto', relaxedByClass: null }, 'already auto: nothing relaxed by class');
+    assert.deepEqual(refineByClass('prompt', [check('read-only', 'auto'), { check: 'env', classification: 'env-overlay', minimum: 'prompt' as const }], allowReadOnly), { policy: 'prompt', relaxedByClass: null });
   });
 
   it('rejects a check with an invalid minimum instead of ignoring it', () => {

@@ -38,6 +38,15 @@ describe('TerminalApprover', () => {
     assert.match(shown, /→ approved/);
   });
 
+  it('a call that binds secrets shows which (names and variables, never values) before the answer', async () => {
+    const t = terminal(['n\n']);
+    await t.approver.decide({ ...request({ args: { command: 'printenv TOK | od -c' } }), secrets: ['TOK as $TOK', 'DB as $PGPASSWORD'] });
+    assert.match(t.shown(), /secrets: {3}TOK as \$TOK, DB as \$PGPASSWORD \(bound only if you allow\)\nallow\? \[y\]/);
+    const plain = terminal(['n\n']);
+    await plain.approver.decide(request());
+    assert.doesNotMatch(plain.shown(), /secrets:/);
+  });
+
   it("'n' and an empty line deny once", async () => {
     const t = terminal(['n\n', '\n']);
     assert.deepEqual(await t.approver.decide(request()), { approved: false, source: 'operator', reason: 'denied by the operator', cacheable: false });

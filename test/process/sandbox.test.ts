@@ -168,6 +168,28 @@ describe('sandbox tier (bubblewrap)', { skip: SKIP }, () => {
     for (const p of [outsideFile, sup.stateDir, db, '/etc/shadow', '/root']) assert.equal(r[p], 'ENOENT', `${p}: ${r[p]}`);
   });
 
+  test('maskPaths: a secret file and a state-like dir inside a read-only bind cannot be read (EACCES, an empty dir); userDatabase: false hides /etc/passwd', async () => {
+    const maskedDir = join(dirs.ro, 'state-inside');
+    mkdirSync(maskedDir, { recursive: true });
+    writeFileSync(join(maskedDir, 'db'), 'state-inside-content');
+    writeFileSync(join(dirs.ro, 'tok'), 'masked-secret-content', { mode: 0o600 });
+    const READ = `
+      const fs = require('node:fs');
+      const out = {};
+      for (const p of JSON.parse(process.argv[1])) {
+        try { out[p] = fs.statSync(p).isDirectory() ? fs.readdirSync(p).join(',') || 'empty dir' : fs.readFileSync(p, 'utf8') || 'empty file'; } catch (e) { out[p] = e.code; }
+      }
+      console.log(JSON.stringify(out));`;
+    const paths = [join(dirs.ro, 'tok'), maskedDir, join(maskedDir, 'db'), join(dirs.ro, 'granted.txt'), '/etc/passwd'];
+    const masked = await inside<Record<string, string>>(READ, [JSON.stringify(paths)], { maskPaths: [join(dirs.ro, 'tok'), maskedDir, join(dirs.outside, 'not-shown')], userDatabase: false });
+    assert.deepEqual(masked, { [paths[0]!]: 'EACCES', [paths[1]!]: 'empty dir', [paths[2]!]: 'ENOENT', [paths[3]!]: 'granted', '/etc/passwd': 'ENOENT' });
+    // The control: without masks the same paths are read.
+    const open = await inside<Record<string, string>>(READ, [JSON.stringify(paths)]);
+    assert.equal(open[paths[0]!], 'masked-secret-content');
+    assert.equal(open[paths[2]!], 'state-inside-content');
+    assert.match(open['/etc/passwd']!, /^root:/);
+  });
+
   test('own pid namespace: /proc lists only the sandbox\'s processes', async () => {
     const r = await inside<{ pid: number; pids: number[]; ppid: number }>(
       `const pids = require('node:fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).map(Number);
@@ -363,6 +385,21 @@ describe('seatbelt profile (macOS; text only, not run here)', () => {
     assert.ok(writeLines.some((l) => l.startsWith('(allow file-write* (literal "/dev/null")')));
     // Seatbelt matches resolved paths, so a parameter is the real path (/bin is /usr/bin on merged-/usr Linux).
     for (const r of LAYOUT.visibleRoots) assert.ok(byValue.has(realpathSync(r)), `${r} is not readable`);
+  });
+
+  test('maskPaths become deny rules after every allow (Seatbelt applies the last match)', () => {
+    const masked = join(ro, 'tok');
+    writeFileSync(masked, 'x');
+    const { profile: text, params } = seatbeltProfile(
+      validateSpec({ command: '/bin/sh', args: [], readOnlyPaths: [ro], writablePaths: [], cwd: ro, network: false, env: {}, maskPaths: [masked] }, LAYOUT),
+      LAYOUT,
+    );
+    const name = params.find(([, v]) => v === realpathSync(masked))?.[0];
+    assert.match(name ?? '', /^MASK_\d+$/);
+    const lines = text.trim().split('\n');
+    const deny = lines.findIndex((l) => l === `(deny file-read* file-write* (subpath (param "${name}")))`);
+    const allow = lines.findIndex((l) => l.includes('(allow file-read*') && l.includes('RO_'));
+    assert.ok(deny > allow && allow >= 0, text);
   });
 
   test('network: true adds the network rules', () => {

@@ -1,12 +1,13 @@
 // The terminal builtin as an EffectAdapter: preflight resolves the cwd inside the workspace and
 // binds the exact command line and cwd into the approval; invoke runs the supervised tree.
 import { forbiddenTargetReason } from '../../core/secrets-schema.js';
+import { secretSourcePaths } from '../../core/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type EffectAdapter } from '../adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
-import { preflightTerminal, runTerminal, shellFor, type TerminalInput, type TerminalPrepared } from './terminal.js';
+import { preflightTerminal, runTerminal, shellFor, terminalSandboxLaunch, type TerminalInput, type TerminalPrepared } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -66,6 +67,21 @@ function executables(parts: readonly string[], env: Readonly<Record<string, stri
   return out;
 }
 
+/**
+ * A command line that spells a declared secret source's path is refused: the secret is bound, never
+ * read from its file. A courtesy against mistakes, not a boundary (another spelling passes); the
+ * loader's rules and the sandbox's masks are the boundary.
+ */
+function checkSecretSourcesNotNamed(command: string, core: AdapterEnv['core']): void {
+  for (const [name, decl] of Object.entries(core.agent.secrets ?? {})) {
+    if (decl.file === undefined) continue;
+    const [file] = secretSourcePaths({ dir: core.dir, agent: { secrets: { [name]: decl } } });
+    if (file !== undefined && command.includes(file)) {
+      throw new AdapterCheckError(`the command names ${file}, the source of secret ${name} (agent.yaml secrets.${name}.file); a command never reads a secret's source: bind it with tools.terminal.secrets and read $VAR instead`);
+    }
+  }
+}
+
 function input(args: unknown): TerminalInput {
   return args as TerminalInput; // schema-validated by the runtime in step 1
 }
@@ -80,6 +96,7 @@ export const terminalAdapter: EffectAdapter = {
       if (err instanceof WorkspacePathError) throw new AdapterCheckError(err.message);
       throw err;
     }
+    checkSecretSourcesNotNamed(a.command, env.core);
     const overlay = a.env ?? {};
     const overlayKeys = checkOverlay(overlay, env.secretTargets);
     const base = allowlistedEnv();
@@ -89,6 +106,7 @@ export const terminalAdapter: EffectAdapter = {
     // only a read-only command that names no absolute, home, parent or variable path may skip asking.
     const staysInside = !LEAVES_WORKSPACE.test(a.command) && wordsStayInside(cls.parts, cwd, env.workspace);
     const autoable = process.platform !== 'win32' && cls.kind === 'read-only' && staysInside;
+    const sandboxAlways = env.core.agent.terminal?.sandbox === 'always';
     return {
       checks: [
         {
@@ -106,6 +124,8 @@ export const terminalAdapter: EffectAdapter = {
         target: { command: a.command, cwd, envKeys, ...(overlayKeys.length > 0 ? { env: { ...overlay } } : {}), ...(a.background ? { background: true, writeScope: a.write_scope ?? null } : {}) },
       },
       background: a.background === true,
+      // Foreground and background alike can run inside the sandbox (a background task is the same launch, kept by the task worker).
+      sandbox: sandboxAlways ? ('always' as const) : ('available' as const),
       prepared: { cwd, baseEnv: base } satisfies TerminalPrepared,
       summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
       audit: {
@@ -127,6 +147,11 @@ export const terminalAdapter: EffectAdapter = {
       if (!env.tasks) throw new AdapterUnavailableError('background tasks need a task worker, and this runtime has none');
       const cwd = prepared?.cwd ?? preflightTerminal(a, env.workspace).cwd;
       const shell = shellFor(a.command);
+      const baseEnv = { ...(prepared?.baseEnv ?? allowlistedEnv()), ...(a.env ?? {}) };
+      // Approved by class (or terminal.sandbox: always): the task's tree is the sandbox launcher.
+      const launch = env.sandbox
+        ? terminalSandboxLaunch(shell, cwd, baseEnv, env.workspace, { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)] })
+        : { command: shell.file, args: shell.args, cwd, env: baseEnv };
       let task;
       try {
         task = await env.tasks.startTerminal(env.owner, {
@@ -134,10 +159,10 @@ export const terminalAdapter: EffectAdapter = {
           sourceTool: entry.name,
           summary: a.command,
           writeScope: a.write_scope ?? null,
-          command: shell.file,
-          args: shell.args,
-          cwd,
-          env: { ...(prepared?.baseEnv ?? allowlistedEnv()), ...(a.env ?? {}) },
+          command: launch.command,
+          args: launch.args,
+          cwd: launch.cwd,
+          env: launch.env,
           ...(a.timeout !== undefined ? { timeoutMs: Math.round(a.timeout * 1000) } : {}),
           redact: env.redact,
         });
@@ -148,7 +173,7 @@ export const terminalAdapter: EffectAdapter = {
       return {
         text: `[started background task ${task.id}] ${a.command}\nFollow it with task_status or yield_until; stop it with task_control (cancel).`,
         isError: false,
-        detail: { taskId: task.id, spawnId: task.spawnId, background: true },
+        detail: { taskId: task.id, spawnId: task.spawnId, background: true, sandboxed: env.sandbox !== undefined, ...(env.sandbox ? { sandbox: env.sandbox.why } : {}) },
       };
     }
     const run = await runTerminal(a, {
@@ -159,6 +184,8 @@ export const terminalAdapter: EffectAdapter = {
       redact: env.redact,
       ...(env.secretEnv ? { secretEnv: env.secretEnv } : {}),
       ...(prepared ? { prepared } : {}),
+      // Hidden inside the sandbox even where the workspace would show them.
+      ...(env.sandbox ? { sandbox: { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)] } } : {}),
     });
     const o = run.outcome;
     const status = o.reason === 'exited' ? (o.signal ? `killed by ${o.signal}` : `exit code ${o.exitCode}`) : o.reason;
@@ -170,6 +197,7 @@ export const terminalAdapter: EffectAdapter = {
       isError: !(o.reason === 'exited' && o.exitCode === 0),
       detail: {
         ...run.audit,
+        ...(env.sandbox ? { sandbox: env.sandbox.why } : {}),
         spawnId: o.spawnId,
         reason: o.reason,
         exitCode: o.exitCode,

@@ -1,6 +1,6 @@
 // The terminal builtin (foreground): one shell command as a supervised process tree, with an
 // allowlisted environment and a cwd that must stay inside the workspace.
-import type { ProcessSupervisor, TreeOutcome } from '../../process/index.js';
+import { sandboxCommand, type ProcessSupervisor, type TreeOutcome } from '../../process/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveInsideWorkspace } from './workspace-path.js';
 
@@ -19,7 +19,7 @@ export interface TerminalInput {
 
 export interface TerminalRun {
   /** What the audit view records: the actual cwd, the shell, the environment's keys (never values). */
-  audit: { cwd: string; shell: string; envKeys: string[]; command: string };
+  audit: { cwd: string; shell: string; envKeys: string[]; command: string; sandboxed: boolean };
   outcome: TreeOutcome;
 }
 
@@ -35,6 +35,14 @@ export interface TerminalContext {
   graceMs?: number;
   /** The cwd and base environment step 4 resolved and approval covered (else resolved now). */
   prepared?: TerminalPrepared;
+  /** Run inside the OS sandbox (or fail): the workspace read-only, these paths hidden. */
+  sandbox?: TerminalSandbox;
+}
+
+/** What the sandboxed terminal must hide even where the workspace would show it. */
+export interface TerminalSandbox {
+  /** The supervisor's state dir and every declared secret source. */
+  maskPaths: readonly string[];
 }
 
 /** What the terminal's step 4 hands to its step 7. */
@@ -59,11 +67,12 @@ export async function runTerminal(input: TerminalInput, ctx: TerminalContext): P
   const env = ctx.secretEnv ? ctx.secretEnv(overlaid) : overlaid;
   const shell = shellFor(input.command);
   const wanted = input.timeout !== undefined ? Math.round(input.timeout * 1000) : ctx.deadlineMs;
+  const launch = ctx.sandbox ? terminalSandboxLaunch(shell, cwd, env, ctx.workspace, ctx.sandbox) : { command: shell.file, args: shell.args, cwd, env };
   const tree = ctx.supervisor.spawnTree({
-    command: shell.file,
-    args: shell.args,
-    cwd,
-    env,
+    command: launch.command,
+    args: launch.args,
+    cwd: launch.cwd,
+    env: launch.env,
     timeoutMs: Math.max(1, Math.min(wanted, ctx.deadlineMs)),
     graceMs: ctx.graceMs ?? 2_000,
     redact: ctx.redact,
@@ -71,7 +80,29 @@ export async function runTerminal(input: TerminalInput, ctx: TerminalContext): P
   });
   const outcome = await tree.done;
   return {
-    audit: { cwd, shell: shell.file, envKeys: Object.keys(env).sort(), command: input.command },
+    audit: { cwd, shell: shell.file, envKeys: Object.keys(env).sort(), command: input.command, sandboxed: ctx.sandbox !== undefined },
     outcome,
   };
+}
+
+/**
+ * The shell inside the OS sandbox (bubblewrap, Seatbelt), as a launcher command for spawnTree, so
+ * it stays a supervised tree: the workspace read-only, no network, a private /tmp, no home, no
+ * /run, no state dir, no secret source, no user database. Symlinks resolve inside that view, so a
+ * link to /etc/shadow or /root points at nothing. Throws when the sandbox cannot run it: a call
+ * that must be sandboxed never runs without it.
+ */
+export function terminalSandboxLaunch(shell: { file: string; args: string[] }, cwd: string, env: Record<string, string>, workspace: string, box: TerminalSandbox): { command: string; args: string[]; cwd: string; env: Record<string, string> } {
+  return sandboxCommand({
+    command: shell.file,
+    args: shell.args,
+    readOnlyPaths: [workspace],
+    writablePaths: [],
+    cwd,
+    network: false,
+    // Scratch files go to the sandbox's own /tmp, which the host never sees.
+    env: { ...env, ...(env.TMPDIR !== undefined ? { TMPDIR: '/tmp' } : {}) },
+    maskPaths: box.maskPaths,
+    userDatabase: false,
+  });
 }

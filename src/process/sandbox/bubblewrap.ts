@@ -18,14 +18,14 @@ const ETC_ALWAYS = [
   '/etc/ld.so.conf.d',
   '/etc/alternatives', // Debian: /usr/bin/awk and friends are symlinks through here
   '/etc/nsswitch.conf', // getpwuid (whoami, os.userInfo) and getaddrinfo
-  '/etc/passwd', // user and group names, no password hashes (those are in shadow)
-  '/etc/group',
   '/etc/hosts', // "localhost"
   '/etc/host.conf',
   '/etc/gai.conf',
   '/etc/localtime', // time zone
   '/etc/timezone',
 ];
+/** User and group names (no password hashes: those are in shadow); left out when spec.userDatabase is false. */
+const ETC_USERS = ['/etc/passwd', '/etc/group'];
 /** Only with network: DNS and TLS trust. /etc/ssl/private (keys) is never bound. */
 const ETC_NETWORK = ['/etc/resolv.conf', '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates'];
 
@@ -89,15 +89,45 @@ export function bubblewrapArgs(spec: ValidatedSpec): string[] {
     'sandbox',
     ...root.systemArgs,
   ];
-  for (const f of [...ETC_ALWAYS, ...(spec.network ? ETC_NETWORK : [])]) args.push('--ro-bind-try', f, f);
+  const etc = [...ETC_ALWAYS, ...(spec.userDatabase ? ETC_USERS : []), ...(spec.network ? ETC_NETWORK : [])];
+  for (const f of etc) args.push('--ro-bind-try', f, f);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(spec.tmpBytes), '--tmpfs', '/tmp');
   // Shallow to deep: a nested bind lands on top of its parent (a read-only .git inside a writable workspace).
   for (const b of spec.binds) args.push(b.writable ? '--bind' : '--ro-bind', b.path, b.path);
+  // Masks go on top of every bind, so a secret file or the state dir inside the workspace is hidden.
+  args.push(...maskArgs(spec, [...root.layout.visibleRoots, ...etc, ...spec.binds.map((b) => b.path)]));
   // bwrap builds the root on a tmpfs with no size limit: once every mount point exists, make it
   // read-only, so /etc, / and the parents of the binds cannot be filled (the mounts keep their flags).
   args.push('--remount-ro', '/');
   args.push('--chdir', spec.cwd, '--', spec.command, ...spec.args);
   return args;
+}
+
+/**
+ * A visible file becomes the host's /dev/null on a nodev mount (opening it fails with EACCES), a
+ * visible directory an empty read-only tmpfs.
+ * Only paths that exist and lie under something the sandbox shows: bwrap cannot create a mount
+ * point inside a read-only bind, and a path that is not shown needs no mask.
+ */
+function maskArgs(spec: ValidatedSpec, shown: readonly string[]): string[] {
+  const args: string[] = [];
+  for (const p of spec.masks) {
+    if (!shown.some((root) => within(p, root))) continue;
+    const kind = maskKind(p);
+    if (kind === 'file') args.push('--ro-bind', '/dev/null', p);
+    else if (kind === 'dir') args.push('--perms', '0500', '--tmpfs', p, '--remount-ro', p);
+  }
+  return args;
+}
+
+function maskKind(p: string): 'file' | 'dir' | null {
+  try {
+    const st = lstatSync(p);
+    // A symlink is resolved by the kernel inside the view; its target (also in masks) is what is hidden.
+    return st.isDirectory() ? 'dir' : st.isSymbolicLink() ? null : 'file';
+  } catch {
+    return null;
+  }
 }
 
 function entryKind(p: string): 'symlink' | 'dir' | null {

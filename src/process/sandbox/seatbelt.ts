@@ -56,6 +56,8 @@ export function seatbeltProfile(spec: ValidatedSpec, layout: HostLayout = darwin
     const ref = param(b.writable ? 'RW' : 'RO', b.path);
     lines.push(b.writable ? `(allow file-read* file-write* ${ref})` : `(allow file-read* ${ref})`);
   }
+  // Seatbelt applies the last matching rule: masks after the allows hide secret sources and the state dir.
+  for (const m of spec.masks) lines.push(`(deny file-read* file-write* ${param('MASK', m)})`);
   if (spec.network) lines.push('(allow network*)', '(allow system-socket)', '(allow mach-lookup (global-name "com.apple.dnssd.service"))');
   return { profile: `${lines.join('\n')}\n`, params };
 }

@@ -26,6 +26,14 @@ export interface SandboxSpec {
   protectedPaths?: readonly string[];
   /** Size limit of the sandbox's private /tmp (Linux), bytes. Default 64 MiB. */
   tmpBytes?: number;
+  /**
+   * Paths hidden inside the sandbox wherever they would otherwise be visible (a secret source, the
+   * state dir inside a bound workspace): a file cannot be opened, a directory is an empty one.
+   * Unlike protectedPaths, a bind that contains one is allowed. Missing paths are skipped.
+   */
+  maskPaths?: readonly string[];
+  /** Linux: bind /etc/passwd and /etc/group (user names for ls -l, whoami). Default true. */
+  userDatabase?: boolean;
 }
 
 /** What to pass to ProcessSupervisor.spawnTree: `{ command, args, env, cwd }`. */
@@ -53,6 +61,9 @@ export interface ValidatedSpec {
   network: boolean;
   env: Record<string, string>;
   tmpBytes: number;
+  /** Absolute, normal paths to hide (see SandboxSpec.maskPaths); the mechanism hides the visible ones. */
+  masks: string[];
+  userDatabase: boolean;
 }
 
 /** What a mechanism shows of the host in every sandbox, and where no writable bind may go. */
@@ -81,6 +92,7 @@ export function validateSpec(spec: SandboxSpec, layout: HostLayout): ValidatedSp
   const env = checkEnv(spec.env);
   const args = checkArgs(spec.args);
   const protectedPaths = (spec.protectedPaths ?? []).map((p, i) => checkAbsolute(p, `protectedPaths[${i}]`));
+  const masks = maskList(spec.maskPaths);
 
   const binds = new Map<string, Bind>();
   const lists = [
@@ -112,7 +124,21 @@ export function validateSpec(spec: SandboxSpec, layout: HostLayout): ValidatedSp
   if (!Number.isSafeInteger(tmpBytes) || tmpBytes < 1024 * 1024) {
     throw new SandboxSpecError('SANDBOX_BAD_OPTION', 'tmpBytes', 'must be a whole number of bytes, at least 1 MiB (1048576)');
   }
-  return { command, args, binds: sorted, cwd, network: spec.network, env, tmpBytes };
+  if (spec.userDatabase !== undefined && typeof spec.userDatabase !== 'boolean') throw new SandboxSpecError('SANDBOX_BAD_OPTION', 'userDatabase', 'must be true or false');
+  return { command, args, binds: sorted, cwd, network: spec.network, env, tmpBytes, masks, userDatabase: spec.userDatabase ?? true };
+}
+
+/** Each mask as written and, when it exists, as the kernel resolves it (the sandbox binds real paths too). */
+function maskList(list: unknown): string[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new SandboxSpecError('SANDBOX_BAD_OPTION', 'maskPaths', 'must be an array of absolute paths (may be empty)');
+  const out = new Set<string>();
+  list.forEach((p: unknown, i: number) => {
+    const path = checkAbsolute(p, `maskPaths[${i}]`);
+    out.add(path);
+    out.add(safeRealpath(path));
+  });
+  return [...out];
 }
 
 function checkEnv(env: unknown): Record<string, string> {
