@@ -56,11 +56,9 @@ export function redactDeep<T>(value: T, redact: TextRedactor): T {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return redact(v);
     if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[redact(k)] = walk(x);
-      return out;
-    }
+    // fromEntries defines own properties: a "__proto__" key from a model's arguments stays a key
+    // (assigning it would set the copy's prototype, and the store would refuse the object).
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [redact(k), walk(x)]));
     return v;
   };
   return walk(value) as T;

@@ -7,6 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver } from '../../src/policy/index.js';
+import { canonicalJson, readEvents } from '../../src/store/index.js';
+import { redactDeep, textRedactor } from '../../src/effects/views.js';
 import { runtimeSuite } from './runtime-fixture.js';
 
 const SRC = 'SV_PIPELINE_TEST_SECRET_SRC';
@@ -23,6 +25,17 @@ function files(root: string): string[] {
   if (existsSync(root)) walk(root);
   return out;
 }
+
+test('the secret-removal walk keeps a "__proto__" key a key: the store takes the redacted copy', () => {
+  const secret = `sv-${randomBytes(12).toString('hex')}`;
+  const value = JSON.parse(`{"args": {"__proto__": {"token": "${secret}"}, "list": [{"__proto__": "${secret}"}]}}`) as unknown;
+  const out = redactDeep(value, textRedactor([secret])) as { args: Record<string, unknown> };
+  assert.equal(Object.getPrototypeOf(out.args), Object.prototype, 'the copy has no foreign prototype');
+  assert.deepEqual(Object.keys(out.args), ['__proto__', 'list']);
+  const text = canonicalJson(out);
+  assert.ok(!text.includes(secret));
+  assert.match(text, /"__proto__":\{"token":"\[REDACTED\]"\}/);
+});
 
 describe('secrets in the effect pipeline', { skip: process.platform !== 'linux' && 'POSIX shell commands' }, () => {
   const suite = runtimeSuite();
@@ -140,5 +153,19 @@ describe('secrets in the effect pipeline', { skip: process.platform !== 'linux' 
     assert.deepEqual(audit?.overlayKeys, ['GREETING']);
     assert.ok(audit?.envKeys.includes('GH_TOKEN') && audit.envKeys.includes('GREETING'));
     assert.deepEqual(audit?.executables.map((e) => e.name), ['printf']);
+  });
+  test('a "__proto__" key in the arguments after a secret was resolved: refused at step 4 and audited with the key as a key, not a crash', async () => {
+    const s = await setup();
+    const first = await s.call({ command: 'true' }); // resolves GH_TOKEN: every view is redacted from now on
+    assert.equal(first.ok, true);
+    // What a model's JSON reply parses to: an own property named __proto__.
+    const out = await s.call(JSON.parse('{"command": "touch marker", "env": {"__proto__": "proto-value"}}') as Record<string, unknown>);
+    assert.deepEqual([out.ok, !out.ok && out.code, !out.ok && out.step], [false, 'CHECK_FAILED', 4]);
+    assert.match(!out.ok ? out.message : '', /env\.__proto__ is refused/);
+    assert.equal(existsSync(join(s.dir, 'marker')), false);
+    const failed = readEvents(suite.db(), s.ctx.sessionId).filter((e) => e.kind === 'effect.failed').at(-1)!;
+    assert.match(JSON.stringify(failed.payload), /env\.__proto__ is refused/);
+    const next = await s.call({ command: 'echo still-working' });
+    assert.equal(next.ok && next.views.model.content.includes('still-working'), true);
   });
 });

@@ -1,6 +1,7 @@
 // The terminal builtin as an EffectAdapter: preflight resolves the cwd inside the workspace and
 // binds the exact command line and cwd into the approval; invoke runs the supervised tree.
 import { forbiddenTargetReason } from '../../core/secrets-schema.js';
+import { RESERVED_KEYS } from '../../core/names.js';
 import { secretSourcePaths } from '../../core/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveCommand } from '../../process/resolve-command.js';
@@ -40,6 +41,9 @@ function checkOverlay(overlay: Readonly<Record<string, string>>, secretTargets: 
   const keys = Object.keys(overlay).sort();
   const secret = new Set(secretTargets.map((t) => t.toUpperCase()));
   for (const k of keys) {
+    // Copied naively (a spread, Object.assign), these names become the object's prototype: the
+    // variable would silently not reach the command that was approved with it.
+    if (RESERVED_KEYS.has(k)) throw new AdapterCheckError(`env.${k} is refused: the name is reserved in JavaScript objects and would not reach the command; use another name`);
     const why = forbiddenTargetReason(k);
     if (why !== null) throw new AdapterCheckError(`env.${k} is refused: the variable ${why}; pass data in a variable of its own, or set it inside the command`);
     if (secret.has(k.toUpperCase())) throw new AdapterCheckError(`env.${k} is refused: agent.yaml binds a secret to ${k} for this tool; the model cannot set or replace it`);
