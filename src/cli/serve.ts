@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallsInFlight, createCatalogServer, LoopbackAddressError, parseLoopbackListen, startLoopbackMcpHttp, type CatalogServerOptions } from '../runtimes/index.js';
+import { displayText } from '../redaction/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -78,7 +79,8 @@ export async function runServe(argv: string[]): Promise<number> {
   const deadlineMs = timeout === undefined ? undefined : parseDuration('--timeout', timeout);
   const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // With --stdio, stdout is the protocol: every note goes to stderr.
-  const note = (s: string): void => void process.stderr.write(`supervisor serve: ${s}\n`);
+  // Notes name tools and reasons a client chose: shown through the one display sanitiser.
+  const note = (s: string): void => void process.stderr.write(`supervisor serve: ${displayText(s)}\n`);
   const s = await openCoreSession(
     {
       coreDir,
