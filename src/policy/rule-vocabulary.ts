@@ -66,6 +66,19 @@ export function closestSpelling(word: string, candidates: readonly string[]): st
   return best?.c;
 }
 
+/** Spellings a capability pattern may have: each capability, and its wildcard prefixes (`terminal.*`, `mcp.call:*`). */
+function patternSpellings(capabilities: readonly string[]): string[] {
+  const out = new Set<string>(capabilities);
+  for (const c of capabilities) {
+    const colon = c.indexOf(':');
+    if (colon > 0) out.add(`${c.slice(0, colon)}:*`);
+    const head = colon > 0 ? c.slice(0, colon) : c;
+    const dot = head.indexOf('.');
+    if (dot > 0) out.add(`${head.slice(0, dot)}.*`);
+  }
+  return [...out].sort();
+}
+
 function flagOf(verdict: RuleVerdict): string {
   return verdict === 'approve' ? '--approve' : '--deny';
 }
@@ -94,7 +107,7 @@ function suggestRule(text: string, verdict: RuleVerdict, vocab: RuleVocabulary):
   const head = colon < 0 ? t : t.slice(0, colon);
   const rest = colon < 0 ? undefined : t.slice(colon + 1);
   if (head.toLowerCase() === 'capability' && rest !== undefined) {
-    const cap = closestSpelling(rest.replace(/\*+$/, '').replace(/[.:/]$/, ''), vocab.capabilities);
+    const cap = closestSpelling(rest, patternSpellings(vocab.capabilities));
     return cap === undefined ? undefined : `${flag} capability:${cap}`;
   }
   // A capability written without its `capability:` prefix (mcp.connect:memory, terminal.exec).
@@ -170,7 +183,7 @@ export function unreachableConfigRule(pattern: string, index: number, vocab: Rul
     return undefined; // the core loader already refused it
   }
   if (patternReaches(parsed, vocab.capabilities)) return undefined;
-  const near = closestSpelling(pattern.replace(/\*+$/, '').replace(/[.:/]$/, ''), vocab.capabilities);
+  const near = closestSpelling(pattern, patternSpellings(vocab.capabilities));
   return (
     `agent.yaml: approval.rules[${index}].capability ${JSON.stringify(pattern)}: no tool in this catalog requires a capability it covers, so the rule can never apply; ` +
     (near !== undefined ? `did you mean ${JSON.stringify(near)}?` : `capabilities of this catalog: ${listed(vocab.capabilities)}`)

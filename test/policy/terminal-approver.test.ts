@@ -64,7 +64,7 @@ describe('TerminalApprover', () => {
     const t = terminal(['yes please\x1b[2J\n']);
     const d = await t.approver.decide(request());
     assert.equal(d.approved, false);
-    assert.match(d.reason, /unrecognized answer "yes please\\u\{1b\}\[2J" \(expected y, n, a or d\)/);
+    assert.match(d.reason, /unrecognized answer "yes please\\x1b\[2J" \(expected y, n, a or d\)/);
   });
 
   it('no answer within the timeout is a timeout denial', async () => {
