@@ -159,6 +159,10 @@ describe('what the operator sees', { skip: process.platform !== 'linux' && 'POSI
       assert.ok(!shown.includes(secret), `run${json ? ' --json' : ''} printed the secret:\n${shown}`);
       assert.ok(!shown.includes(b64), `run${json ? ' --json' : ''} printed the secret's base64`);
       assert.doesNotMatch(shown, RAW_CONTROL, 'no raw control byte reaches the terminal');
+      const store = allBytes(state);
+      assert.ok(!store.includes(Buffer.from(secret)) && !store.includes(Buffer.from(b64)), 'the store and artifacts hold no copy (the task summary is the command line)');
+      const listed = cli(['tasks', '--state-dir', state]);
+      assert.ok(!listed.stdout.includes(secret) && !listed.stdout.includes(b64), `supervisor tasks printed the secret:\n${listed.stdout}`);
       const tasks = JSON.parse(cli(['tasks', '--json', '--state-dir', state]).stdout) as { tasks: { id: string; status: string }[] };
       assert.equal(tasks.tasks.length, 1);
       for (const flags of [[], ['--json']]) {
@@ -170,8 +174,47 @@ describe('what the operator sees', { skip: process.platform !== 'linux' && 'POSI
         assert.doesNotMatch(text, RAW_CONTROL, 'logs escape what a task printed');
         if (flags.length === 0) assert.match(logs.stdout, /x\\x1b\]0;pwned\\x07y\n/, 'the OSC title is shown as text; the newline stays');
       }
+    }
+  });
+
+  test('a secret a binding resolves mid-run is removed from everything run prints after it (readable and --json), as from the store', () => {
+    const secret = `sv-${randomBytes(12).toString('hex')}`;
+    const b64 = Buffer.from(secret).toString('base64');
+    const dir = makeCore({
+      'agent.yaml': [
+        'name: t',
+        'toolsets: [terminal]',
+        "grants: [terminal.exec, 'secret:TOK']",
+        'secrets:',
+        '  TOK: { env: SV_VIEW_SECRET }',
+        'tools:',
+        '  terminal:',
+        '    secrets:',
+        '      - { secret: TOK, env: TOK, ttl: 1m }',
+        'model:',
+        '  provider: scripted',
+        '  script: script.yaml',
+        '',
+      ].join('\n'),
+      'script.yaml': [
+        'turns:',
+        '  - tool_calls:',
+        '      - { name: terminal, arguments: { command: "echo bound" } }',
+        '  - tool_calls:',
+        `      - { name: terminal, arguments: { command: ${yamlString(`echo ${secret} ${b64}`)} } }`,
+        `  - text: ${yamlString(`the token is ${secret}, in base64 ${b64}`)}`,
+        '',
+      ].join('\n'),
+    });
+    for (const json of [false, true]) {
+      const state = scratch('views-bound-');
+      const r = cli(['run', dir, '--approve', 'terminal', ...(json ? ['--json'] : []), '--state-dir', state], { ...process.env, SV_VIEW_SECRET: secret });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      const shown = r.stdout + r.stderr;
+      assert.match(shown, /\[REDACTED/);
+      assert.ok(!shown.includes(secret) && !shown.includes(b64), `run${json ? ' --json' : ''} printed the secret:\n${shown}`);
       const store = allBytes(state);
-      assert.ok(!store.includes(Buffer.from(secret)) && !store.includes(Buffer.from(b64)), 'the store and artifacts hold no copy');
+      assert.ok(!store.includes(Buffer.from(secret)) && !store.includes(Buffer.from(b64)), 'the store holds no copy');
     }
   });
 
