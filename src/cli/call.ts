@@ -20,6 +20,8 @@ Options:
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB (glob over the
                     action, e.g. 'terminal:ls *'), or capability:PATTERN; repeatable
   --deny RULE       deny matching calls, whatever else says yes; repeatable
+                    (a rule that names no tool or capability of the catalog is refused,
+                    exit 2, with the closest valid spelling)
   --timeout S       the effect's deadline (default 120 s)
   --json            print the operator view as JSON
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)

@@ -27,6 +27,8 @@ Options:
                     "Run your task.")
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
+                    (a rule that names no tool or capability of the catalog is refused,
+                    exit 2, with the closest valid spelling)
   --resume ID       continue your ended session ID of this core (its conversation so far)
   --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
                     terminal (supervisor approvals approve ID); default: deny at once

@@ -34,6 +34,8 @@ Options:
                     <state dir>/serve/<session>.token). The token is never printed.
   --approve RULE    approve matching prompts: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
+                    (a rule that names no tool or capability of the catalog is refused,
+                    exit 2, with the closest valid spelling)
   --await-approval S  let a "prompt" call wait up to S for  supervisor approvals approve ID  from
                     another terminal; default: such calls are denied at once (serve never
                     prompts on its own terminal: with --stdio, stdin is the protocol)
