@@ -34,11 +34,6 @@ export function displayText(text: string, options: DisplayOptions = {}): string 
   return String(text).replace(HIDDEN, (c) => (log && (c === '\n' || c === '\t') ? c : escapeOne(c)));
 }
 
-/** True if `text` holds a character displayText would escape (backslash excluded). */
-export function hasHiddenCharacters(text: string): boolean {
-  return /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u.test(text);
-}
-
 /**
  * A bounded, sanitised preview: at most `max` characters of the original text, escaped, and, when
  * cut, a note saying how much is missing and how to see it all (`more`, e.g. the command that
