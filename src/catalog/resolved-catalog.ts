@@ -3,7 +3,7 @@
 // except the turn engine turning a model's call into an EffectRequest for *this* catalog.
 import { createHash } from 'node:crypto';
 import type { CoreSnapshot, DiscoveredMcpTool } from '../core/index.js';
-import { CapabilitySnapshot, foldGlobal, stricter, type ApprovalPolicy } from '../policy/index.js';
+import { CapabilitySnapshot, foldGlobal, ruleVocabulary, stricter, unreachableConfigRule, type ApprovalPolicy } from '../policy/index.js';
 import { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from './builtin-definitions.js';
 
 export type SourceKind = 'builtin' | 'authored' | 'mcp';
@@ -50,7 +50,7 @@ export interface CatalogIdentityInput {
 }
 
 export class CatalogBuildError extends Error {
-  readonly code: 'CATALOG_NAME_COLLISION' | 'CATALOG_UNKNOWN_OVERRIDE';
+  readonly code: 'CATALOG_NAME_COLLISION' | 'CATALOG_UNKNOWN_OVERRIDE' | 'CATALOG_UNREACHABLE_RULE';
   constructor(code: CatalogBuildError['code'], message: string) {
     super(message);
     this.name = 'CatalogBuildError';
@@ -200,7 +200,23 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
       );
     }
   }
+  checkConfigRules(core, entries);
   return new ResolvedEffectCatalog(identity, core, entries);
+}
+
+/**
+ * agent.yaml approval.rules keys must each cover a capability some entry (or a declared MCP
+ * server's connect or calls) requires: a rule that can never apply is a typo, and a `deny` typo
+ * fails open. MCP capabilities are known from the declarations before discovery.
+ */
+function checkConfigRules(core: CoreSnapshot, entries: readonly CatalogEntry[]): void {
+  const patterns = Object.keys(core.agent.approval.rules);
+  if (patterns.length === 0) return;
+  const vocab = ruleVocabulary(entries, core.mcp.map((d) => d.name));
+  patterns.forEach((pattern, i) => {
+    const problem = unreachableConfigRule(pattern, i, vocab);
+    if (problem !== undefined) throw new CatalogBuildError('CATALOG_UNREACHABLE_RULE', problem);
+  });
 }
 
 function riskRank(r: 'low' | 'medium' | 'high'): number {

@@ -1,6 +1,8 @@
 // `supervisor call <core> <tool>`: one effect through the full pipeline, without a model.
 import { resolve } from 'node:path';
+import { displayText } from '../redaction/index.js';
 import { openCoreSession } from './core-session.js';
+import { viewPrinter } from './view-printer.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
 import { defaultStateDir } from './state-dir.js';
@@ -18,6 +20,8 @@ Options:
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB (glob over the
                     action, e.g. 'terminal:ls *'), or capability:PATTERN; repeatable
   --deny RULE       deny matching calls, whatever else says yes; repeatable
+                    (a rule that names no tool or capability of the catalog is refused,
+                    exit 2, with the closest valid spelling)
   --timeout S       the effect's deadline (default 120 s)
   --json            print the operator view as JSON
   --state-dir DIR   store and artifacts (default $SUPERVISOR_STATE_DIR or ~/.local/state/isolation-supervisor)
@@ -61,7 +65,7 @@ export async function runCall(argv: string[]): Promise<number> {
   try {
     const req = s.runtime.request(tool, args);
     if (!req) {
-      process.stderr.write(`supervisor: no tool "${tool}" in ${s.core.dir}'s catalog (tools: ${s.catalog.entries.map((e) => e.name).join(', ')})\n`);
+      process.stderr.write(`supervisor: no tool ${displayText(JSON.stringify(tool))} in ${s.core.dir}'s catalog (tools: ${s.catalog.entries.map((e) => e.name).join(', ')})\n`);
       code = 2;
       return code;
     }
@@ -71,13 +75,19 @@ export async function runCall(argv: string[]): Promise<number> {
       signal: controller.signal,
       ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     });
+    // The views are redacted by the runtime; the printer removes every secret the session knows
+    // once more and makes the text safe to show (the same path as run's output).
+    const shown = viewPrinter(s.secrets);
     if (f.bool.has('json')) {
-      process.stdout.write(JSON.stringify({ session: s.sessionId, ok: out.ok, ...(out.ok ? { isError: out.isError } : { code: out.code, step: out.step }), view: out.views.operator }) + '\n');
+      shown.json({ session: s.sessionId, ok: out.ok, ...(out.ok ? { isError: out.isError } : { code: out.code, step: out.step }), view: out.views.operator });
     } else if (out.ok) {
-      process.stdout.write(out.views.model.content + (out.views.model.content.endsWith('\n') ? '' : '\n'));
+      shown.text(out.views.model.content + (out.views.model.content.endsWith('\n') ? '' : '\n'));
     } else {
-      process.stderr.write(`supervisor: ${tool} refused at step ${out.step}: ${out.code}: ${out.message}\n`);
+      const err = viewPrinter(s.secrets, (t) => void process.stderr.write(t));
+      err.text(`supervisor: ${tool} refused at step ${out.step}: ${out.code}: ${out.message}\n`);
+      err.end();
     }
+    shown.end();
     code = out.ok && !out.isError ? 0 : 1;
     return code;
   } finally {

@@ -6,6 +6,7 @@ import type { ServerStatus } from '../adapters/mcp/index.js';
 import type { ResolvedEffectCatalog } from '../catalog/index.js';
 import type { CoreSnapshot, McpDeclaration } from '../core/index.js';
 import { foldGlobal } from '../policy/index.js';
+import { displayJson, displayText } from '../redaction/index.js';
 import { loadCoreForCli, openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
@@ -85,10 +86,10 @@ export async function runCatalog(argv: string[]): Promise<number> {
   }));
   const servers = core.mcp.map((d) => serverRow(core, catalog, d, statuses?.find((st) => st.server === d.name) ?? null));
   if (json) {
-    process.stdout.write(JSON.stringify({ core: core.dir, revision: core.revision, catalog: catalog.id, tools: rows, mcp: { discovered: discover, servers } }) + '\n');
+    process.stdout.write(displayJson({ core: core.dir, revision: core.revision, catalog: catalog.id, tools: rows, mcp: { discovered: discover, servers } }) + '\n');
     return 0;
   }
-  process.stdout.write(`core ${core.dir}\nrevision ${core.revision}\ncatalog ${catalog.id}\n\n`);
+  process.stdout.write(`core ${displayText(core.dir)}\nrevision ${core.revision}\ncatalog ${catalog.id}\n\n`);
   process.stdout.write(table(rows, ['name', 'source', 'capability', 'approval', 'risk', 'granted'], 'provenance'));
   if (servers.length > 0) {
     process.stdout.write(
@@ -98,7 +99,7 @@ export async function runCatalog(argv: string[]): Promise<number> {
     );
     const shown = servers.map((r) => ({ ...r, tools: r.tools ?? '-', why: discover ? r.message : nextStep(r) }));
     process.stdout.write(table(shown, ['server', 'transport', 'granted', 'connect', 'state', 'tools'], 'target'));
-    for (const r of shown) if (r.why) process.stdout.write(`  ${r.server}: ${r.why}\n`);
+    for (const r of shown) if (r.why) process.stdout.write(`  ${displayText(r.server)}: ${displayText(r.why)}\n`);
   }
   return 0;
 }
@@ -129,7 +130,9 @@ function nextStep(r: ServerRow): string {
   return 'asks for connect approval when a session discovers it';
 }
 
-function table(rows: readonly Record<string, unknown>[], cols: readonly string[], last: string): string {
+function table(raw: readonly Record<string, unknown>[], cols: readonly string[], last: string): string {
+  // Names and provenances can come from an MCP server: shown through the one display sanitiser.
+  const rows = raw.map((r) => Object.fromEntries([...cols, last].map((c) => [c, displayText(String(r[c]))])));
   const w = (k: string): number => Math.max(k.length, ...rows.map((r) => String(r[k]).length));
   const widths = cols.map(w);
   const line = (r: Record<string, unknown>): string => cols.map((c, i) => String(r[c]).padEnd(widths[i]!)).join('  ') + `  ${String(r[last])}`;

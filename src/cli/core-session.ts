@@ -3,11 +3,11 @@
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { McpConnectionManager, type DiscoveryResult, type McpEnvResolver } from '../adapters/mcp/index.js';
-import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
+import { buildCatalog, CatalogBuildError, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../core/index.js';
 import { EffectRuntime } from '../effects/index.js';
 import { ProcessSupervisor } from '../process/index.js';
-import { ApprovalBroker, ApprovalRules, NonInteractiveApprover, RuleApprover, StoreApprover, TerminalApprover, type Approver, type CapabilitySnapshot } from '../policy/index.js';
+import { ApprovalBroker, ApprovalRules, checkDiscoveredToolRules, NonInteractiveApprover, ruleVocabulary, type RuleVocabulary, RuleApprover, StoreApprover, TerminalApprover, type Approver, type CapabilitySnapshot } from '../policy/index.js';
 import { exactSecretGrants, SecretStore } from '../secrets/index.js';
 import { openStore, SessionStore, type Database } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';
@@ -87,19 +87,32 @@ export async function loadCoreForCli(dir: string | undefined, command: string): 
     throw err;
   }
   const principal = localPrincipal();
-  return { core, catalog: buildCatalog({ core, principal }), principal };
+  try {
+    return { core, catalog: buildCatalog({ core, principal }), principal };
+  } catch (err) {
+    // A collision, an override of no tool, an approval rule that can never apply: the core's error.
+    if (err instanceof CatalogBuildError) throw new UsageError(`core ${core.dir}: ${err.message}`);
+    throw err;
+  }
 }
 
-export async function openCoreSession(o: CoreSessionOptions, command: string): Promise<CoreSession> {
-  let rules: ApprovalRules;
+/** The run's --approve/--deny rules; a usage error (exit 2) names the rule and the fix. */
+function approvalRulesFor(o: Pick<CoreSessionOptions, 'approve' | 'deny'>, vocabulary: RuleVocabulary): ApprovalRules {
   try {
-    rules = ApprovalRules.parse({ approve: o.approve, deny: o.deny });
+    return ApprovalRules.parse({ approve: o.approve, deny: o.deny }, vocabulary);
   } catch (err) {
     throw new UsageError(`--approve/--deny: ${(err as Error).message}`);
   }
+}
+
+export async function openCoreSession(o: CoreSessionOptions, command: string): Promise<CoreSession> {
+  // Each rule is checked against what this core's catalog holds: a rule that can never match is a
+  // typo, and in --deny a typo fails open.
   const loaded = await loadCoreForCli(o.coreDir, command);
   const { core, principal } = loaded;
   let catalog = loaded.catalog;
+  const mcpServers = core.mcp.map((d) => d.name);
+  const rules = approvalRulesFor(o, ruleVocabulary(catalog.entries, mcpServers));
   const supervisor = ProcessSupervisor.open({ stateDir: o.stateDir });
   const db = openStore(join(o.stateDir, 'supervisor.db'));
   // Who answers a prompt no rule settles: the terminal inline; without one, an operator in another
@@ -143,6 +156,13 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
       const capabilities = identityInputFor({ core, principal }).capabilities;
       mcp = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
       catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
+      // Rules naming a discovered server's tools are checked now that its tools are known.
+      const connected = mcp.servers.filter((m) => m.state === 'connected').map((m) => m.server);
+      try {
+        checkDiscoveredToolRules(rules.all, ruleVocabulary(catalog.entries, mcpServers), connected);
+      } catch (err) {
+        throw new UsageError(`--approve/--deny: ${(err as Error).message}`);
+      }
     }
   } catch (err) {
     await mcpHost.close();

@@ -6,6 +6,7 @@
 import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { displayJson, displayText } from '../redaction/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
 
@@ -138,7 +139,7 @@ export function reportFailure(err: unknown, argv: readonly string[], failureExit
       ...(stackFile ? { stackFile } : {}),
     };
   }
-  if (json) process.stderr.write(`${JSON.stringify({ error: f })}\n`);
-  else process.stderr.write(`supervisor: ${f.message}\n`);
+  if (json) process.stderr.write(`${displayJson({ error: f })}\n`);
+  else process.stderr.write(`supervisor: ${displayText(f.message)}\n`);
   return f.exit;
 }

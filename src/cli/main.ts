@@ -37,7 +37,9 @@ Commands:
   tasks [--session ID] [--json]     list your background tasks
   logs <task> [--follow]            print (and follow) a background task's redacted log
   cancel <task>                     stop a background task of a live run, from any terminal
-  approvals [approve|deny <id>]     answer the approval requests a run without a terminal waits on
+  approvals [show|approve|deny <id>]
+                                    see and answer the approval requests a run without a terminal
+                                    waits on
 
 Run "supervisor <command> --help" for the options of one command.
 `;

@@ -1,9 +1,11 @@
 // The operator's commands, usable from another terminal while a run is live: sessions, tasks,
 // logs (with --follow) and cancel. They read the store through the same PrincipalScope as the run
 // (the local user); a cancel is a request the owning run acts on within a fraction of a second.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { openStore, PendingApprovalStore, SessionStore, TaskStore, type Database, type TaskRecord } from '../store/index.js';
+import { openStore, PendingApprovalStore, SessionStore, type PendingApproval, TaskStore, type Database, type TaskRecord } from '../store/index.js';
+import { displayJson, displayPreview, displayText } from '../redaction/index.js';
 import { localPrincipal } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
@@ -53,9 +55,9 @@ export async function runSessions(argv: string[]): Promise<number> {
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   try {
     const rows = new SessionStore(db).listSessions({ principal }, { limit: limitOf(f.value.get('limit')) });
-    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ sessions: rows })}\n`);
+    if (f.bool.has('json')) process.stdout.write(`${displayJson({ sessions: rows })}\n`);
     else if (rows.length === 0) process.stdout.write('no sessions\n');
-    else for (const s of rows) process.stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${s.coreDir}${s.endReason ? ` (${s.endReason})` : ''}\n`);
+    else for (const s of rows) process.stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${displayText(s.coreDir)}${s.endReason ? ` (${displayText(s.endReason)})` : ''}\n`);
     return 0;
   } finally {
     db.close();
@@ -63,8 +65,8 @@ export async function runSessions(argv: string[]): Promise<number> {
 }
 
 function taskLine(t: TaskRecord): string {
-  const end = t.status === 'running' ? '' : ` (${t.reason ?? (t.exitCode === null ? '?' : `exit code ${t.exitCode}`)})`;
-  return `${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${t.sessionId}  ${t.summary.slice(0, 80)}${end}`;
+  const end = t.status === 'running' ? '' : ` (${displayText(t.reason ?? (t.exitCode === null ? '?' : `exit code ${t.exitCode}`))})`;
+  return `${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${t.sessionId}  ${displayPreview(t.summary, 80, 'supervisor tasks --json prints all')}${end}`;
 }
 
 export async function runTasks(argv: string[]): Promise<number> {
@@ -75,7 +77,7 @@ export async function runTasks(argv: string[]): Promise<number> {
   try {
     const session = f.value.get('session');
     const rows = new TaskStore(db).list({ principal }, { ...(session ? { sessionId: session } : {}), limit: limitOf(f.value.get('limit')) });
-    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ tasks: rows.map(({ logTail: _t, ...r }) => r) })}\n`);
+    if (f.bool.has('json')) process.stdout.write(`${displayJson({ tasks: rows.map(({ logTail: _t, ...r }) => r) })}\n`);
     else if (rows.length === 0) process.stdout.write('no tasks\n');
     else for (const t of rows) process.stdout.write(`${taskLine(t)}\n`);
     return 0;
@@ -104,14 +106,16 @@ export async function runLogs(argv: string[]): Promise<number> {
       }
       for (const c of chunks) {
         after = c.seq;
-        if (f.bool.has('json')) process.stdout.write(`${JSON.stringify(c)}\n`);
-        else if (c.stream === 'note') process.stderr.write(`${c.chunk}\n`);
-        else (c.stream === 'stderr' ? process.stderr : process.stdout).write(c.chunk);
+        // A task's output is untrusted text: newline and tab stay (a log is multi-line), every other
+        // control, format and bidi character is shown as an escape (docs/security-model.md, *Views*).
+        if (f.bool.has('json')) process.stdout.write(`${displayJson(c)}\n`);
+        else if (c.stream === 'note') process.stderr.write(`${displayText(c.chunk)}\n`);
+        else (c.stream === 'stderr' ? process.stderr : process.stdout).write(displayText(c.chunk, { keep: 'log' }));
       }
       const t = store.get({ principal }, id)!;
       if (!f.bool.has('follow') || stop) return 0;
       if (t.status !== 'running' && chunks.length === 0) {
-        process.stderr.write(`[task ${t.status}${t.reason ? `: ${t.reason}` : ''}]\n`);
+        process.stderr.write(`[task ${t.status}${t.reason ? `: ${displayText(t.reason)}` : ''}]\n`);
         return 0;
       }
       if (chunks.length === 0) await new Promise((r) => setTimeout(r, 200));
@@ -142,7 +146,7 @@ export async function runCancel(argv: string[]): Promise<number> {
       await new Promise((r) => setTimeout(r, 100));
       t = store.get({ principal }, id)!;
     }
-    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ id: t.id, status: t.status, exitCode: t.exitCode, reason: t.reason })}\n`);
+    if (f.bool.has('json')) process.stdout.write(`${displayJson({ id: t.id, status: t.status, exitCode: t.exitCode, reason: t.reason })}\n`);
     else process.stdout.write(`${taskLine(t)}\n`);
     return t.status === 'running' ? 1 : 0;
   } finally {
@@ -151,17 +155,46 @@ export async function runCancel(argv: string[]): Promise<number> {
 }
 
 export const APPROVALS_HELP = `Usage: supervisor approvals [--json] [--state-dir DIR]
-       supervisor approvals approve <id> [--always] [--json] [--state-dir DIR]
+       supervisor approvals show <id> [--json] [--state-dir DIR]
+       supervisor approvals approve <id> [--expect DIGEST] [--always] [--json] [--state-dir DIR]
        supervisor approvals deny <id> [--always] [--json] [--state-dir DIR]
 
 Lists the approval requests your runs are waiting on (runs started without a terminal and with
---await-approval), with the tool, capability, the action and the bounded, redacted argument
-preview; approve or deny one by id. --always remembers the answer for this exact action (the same
-approval key) for the rest of that run. Exit status: 0 done, 2 no such waiting request.
+--await-approval), with the tool, capability, the action, the bounded, redacted argument preview
+and the digest of what is shown; approve or deny one by id. Untrusted text is shown with every
+control, format and bidi character as an escape (\\x1b, \\r, \\u202e; a backslash as \\\\), so what
+you read is the exact action. A long action is cut in the list, saying so; show <id> prints all of
+it. --expect DIGEST approves only if the request still is the one whose digest you were shown.
+--always remembers the answer for this exact action (the same approval key) for the rest of that
+run. Exit status: 0 done, 1 --expect does not match (nothing was answered), 2 no such waiting
+request.
 `;
 
+/** How much of an action the list shows before it says it was cut. */
+const LIST_ACTION_MAX = 500;
+
+/** The digest of what a request shows (tool, capability, action, preview): what --expect checks. */
+export function shownDigest(r: Pick<PendingApproval, 'tool' | 'capability' | 'summary' | 'preview'>): string {
+  return createHash('sha256').update(JSON.stringify([r.tool, r.capability, r.summary, r.preview]), 'utf8').digest('hex').slice(0, 16);
+}
+
+/** One request as the operator reads it; `full` shows the whole action instead of a cut preview. */
+function renderRequest(r: PendingApproval, full: boolean): string {
+  const left = Math.max(0, Math.round((r.expiresAt - Date.now()) / 1000));
+  const action = full ? displayText(r.summary) : displayPreview(r.summary, LIST_ACTION_MAX, `supervisor approvals show ${r.id} prints all`);
+  return (
+    `${r.id}  ${displayText(r.tool)} (${displayText(r.capability)})  session ${r.sessionId}  ${left} s left  digest ${shownDigest(r)}\n` +
+    `  action:    ${action}\n  arguments: ${displayText(r.preview)}\n`
+  );
+}
+
+/** The request as JSON, with its digest; strings stay exact (JSON escapes), nothing is cut. */
+function requestJson(r: PendingApproval): Record<string, unknown> {
+  return { ...r, digest: shownDigest(r) };
+}
+
 export async function runApprovals(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json', 'always'], value: ['state-dir'], multi: [] }, 'approvals');
+  const f = parseFlags(argv, { bool: ['json', 'always'], value: ['state-dir', 'expect'], multi: [] }, 'approvals');
   if (f.help) return void process.stdout.write(APPROVALS_HELP), 0;
   const [verb, id, ...extra] = f.positionals;
   const { db, principal } = openForOperator(f.value.get('state-dir'));
@@ -170,26 +203,44 @@ export async function runApprovals(argv: string[]): Promise<number> {
     if (verb === undefined || verb === 'list') {
       if (id !== undefined) throw new UsageError('approvals list takes no id; see supervisor approvals --help');
       const rows = store.list({ principal });
-      if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ pending: rows })}\n`);
+      if (f.bool.has('json')) process.stdout.write(`${displayJson({ pending: rows.map(requestJson) })}\n`);
       else if (rows.length === 0) process.stdout.write('no approval requests are waiting\n');
-      else {
-        for (const r of rows) {
-          const left = Math.max(0, Math.round((r.expiresAt - Date.now()) / 1000));
-          process.stdout.write(`${r.id}  ${r.tool} (${r.capability})  session ${r.sessionId}  ${left} s left\n  action:    ${r.summary}\n  arguments: ${r.preview}\n`);
-        }
-      }
+      else for (const r of rows) process.stdout.write(renderRequest(r, false));
       return 0;
     }
-    if (verb !== 'approve' && verb !== 'deny') throw new UsageError(`approvals: unknown action ${JSON.stringify(verb)}; use list, approve <id> or deny <id>`);
+    if (verb === 'show') {
+      if (!id || extra.length > 0) throw new UsageError('approvals show needs one request id; supervisor approvals lists them');
+      const r = store.list({ principal }).find((x) => x.id === id);
+      if (!r) {
+        process.stderr.write(`supervisor approvals: no waiting request ${displayText(id)}; supervisor approvals lists them\n`);
+        return 2;
+      }
+      process.stdout.write(f.bool.has('json') ? `${displayJson(requestJson(r))}\n` : renderRequest(r, true));
+      return 0;
+    }
+    if (verb !== 'approve' && verb !== 'deny') throw new UsageError(`approvals: unknown action ${displayText(JSON.stringify(verb))}; use list, show <id>, approve <id> or deny <id>`);
     if (!id || extra.length > 0) throw new UsageError(`approvals ${verb} needs one request id; supervisor approvals lists them`);
+    const expect = f.value.get('expect');
+    if (expect !== undefined) {
+      if (verb !== 'approve') throw new UsageError('--expect goes with approve: it binds an approval to the request you were shown');
+      const r = store.list({ principal }).find((x) => x.id === id);
+      if (r && shownDigest(r) !== expect.trim().toLowerCase()) {
+        process.stderr.write(`supervisor approvals: request ${id} has digest ${shownDigest(r)}, not ${displayText(expect)}: it is not the request you were shown; nothing was answered (supervisor approvals show ${id})\n`);
+        return 1;
+      }
+    }
     const answer = store.answer({ principal }, id, verb === 'approve', f.bool.has('always'));
     if (!answer || !answer.answered) {
-      process.stderr.write(`supervisor approvals: no waiting request ${id}${answer ? ` (it is ${answer.record.status} already)` : ''}; supervisor approvals lists them\n`);
+      process.stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${answer ? ` (it is ${answer.record.status} already)` : ''}; supervisor approvals lists them\n`);
       return 2;
     }
     const after = answer.record;
-    if (f.bool.has('json')) process.stdout.write(`${JSON.stringify({ id: after.id, status: after.status, remember: after.remember })}\n`);
-    else process.stdout.write(`${after.id} ${after.status}${after.remember ? ' (remembered for this exact action)' : ''}: ${after.tool} ${after.summary}\n`);
+    if (f.bool.has('json')) process.stdout.write(`${displayJson({ id: after.id, status: after.status, remember: after.remember, digest: shownDigest(after) })}\n`);
+    else {
+      process.stdout.write(
+        `${after.id} ${after.status}${after.remember ? ' (remembered for this exact action)' : ''}: ${displayText(after.tool)} ${displayText(after.summary)}  digest ${shownDigest(after)}\n`,
+      );
+    }
     return 0;
   } finally {
     db.close();

@@ -3,7 +3,7 @@
 // model (OpenAI-compatible or Anthropic).
 import { resolve } from 'node:path';
 import type { EffectOutcome } from '../effects/index.js';
-import { redactText, RedactionPatterns, StreamRedactor } from '../redaction/index.js';
+import { displayJson, displayText } from '../redaction/index.js';
 import { registeredRuntimes, runtimeFor, RuntimeSetupError, type PreparedRun, type RuntimeEvent, type RuntimeRunResult } from '../runtimes/index.js';
 import { ProviderError } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
@@ -11,6 +11,7 @@ import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseDuration, UsageError } from './usage.js';
+import { viewPrinter } from './view-printer.js';
 
 export const RUN_HELP = `Usage: supervisor run <core> [--prompt TEXT] [--json] [--approve RULE]... [--deny RULE]...
                       [--timeout S] [--resume ID] [--await-approval S] [--state-dir DIR]
@@ -26,6 +27,8 @@ Options:
                     "Run your task.")
   --approve RULE    approve matching prompts without asking: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
+                    (a rule that names no tool or capability of the catalog is refused,
+                    exit 2, with the closest valid spelling)
   --resume ID       continue your ended session ID of this core (its conversation so far)
   --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
                     terminal (supervisor approvals approve ID); default: deny at once
@@ -77,7 +80,7 @@ export async function runRun(argv: string[]): Promise<number> {
   }
   const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // Before the printer exists (discovery runs inside openCoreSession); progress text is redacted by the runtime.
-  const early = (e: Record<string, unknown>): void => void process.stdout.write(JSON.stringify(e) + '\n');
+  const early = (e: Record<string, unknown>): void => void process.stdout.write(displayJson(e) + '\n');
   const s = await openCoreSession(
     {
       coreDir,
@@ -91,11 +94,11 @@ export async function runRun(argv: string[]): Promise<number> {
       onPendingApproval: (id, r) =>
         json
           ? early({ type: 'approval_pending', id, tool: r.toolName })
-          : void process.stderr.write(`waiting for approval of ${r.toolName} (${id}): answer with  supervisor approvals approve ${id}  or  deny ${id}\n`),
+          : void process.stderr.write(`waiting for approval of ${displayText(r.toolName)} (${id}): answer with  supervisor approvals approve ${id}  or  deny ${id}\n`),
       // Progress is for the operator only; the model sees the final result.
       onProgress: (p) =>
-        json ? early({ type: 'progress', ...p }) : void process.stdout.write(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}\n`),
-      onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void process.stderr.write(`notice: ${text}\n`)),
+        json ? early({ type: 'progress', ...p }) : void process.stdout.write(displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`) + '\n'),
+      onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void process.stderr.write(`notice: ${displayText(text)}\n`)),
     },
     'run',
   );
@@ -117,10 +120,12 @@ export async function runRun(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const out = printer(RedactionPatterns.compile(secrets.knownValues()));
+  // Every secret the session resolves (the provider key, each binding's value once resolved) is
+  // removed from what this command prints, as from the store; the set is re-read as it grows.
+  const out = viewPrinter(secrets);
   const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
-  const line = (e: Record<string, unknown>): void => out.line(JSON.stringify(e));
+  const line = (e: Record<string, unknown>): void => out.json(e);
   // Streamed text is shown as it arrives; the model turn's event then only ends the line.
   let streaming = 0;
   const readable = (e: RuntimeEvent): string => {
@@ -184,23 +189,6 @@ export async function runRun(argv: string[]): Promise<number> {
     await prepared.close();
     await s.close(status);
   }
-}
-
-/** stdout with the provider key removed: readable text through one stream redactor (a key split
- *  across two writes is still caught), JSON lines one by one. */
-function printer(patterns: RedactionPatterns): { text(s: string): void; line(s: string): void; end(): void } {
-  const stream = new StreamRedactor(patterns);
-  let ended = false;
-  return {
-    text: (s) => void process.stdout.write(stream.push(Buffer.from(s, 'utf8'))),
-    line: (s) => void process.stdout.write(`${redactText(s, patterns)}\n`),
-    end() {
-      if (ended) return;
-      ended = true;
-      const tail = stream.flush();
-      if (tail.length > 0) process.stdout.write(tail);
-    },
-  };
 }
 
 /** The JSON line for an event: results carry the operator view, never raw output. */

@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallsInFlight, createCatalogServer, LoopbackAddressError, parseLoopbackListen, startLoopbackMcpHttp, type CatalogServerOptions } from '../runtimes/index.js';
+import { displayText } from '../redaction/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -37,6 +38,8 @@ Options:
                     <state dir>/serve/<session>.token). The token is never printed.
   --approve RULE    approve matching prompts: TOOL, TOOL:GLOB or capability:PATTERN
   --deny RULE       deny matching calls, whatever else says yes
+                    (a rule that names no tool or capability of the catalog is refused,
+                    exit 2, with the closest valid spelling)
   --await-approval S  let a "prompt" call wait up to S for  supervisor approvals approve ID  from
                     another terminal; default: such calls are denied at once (serve never
                     prompts on its own terminal: with --stdio, stdin is the protocol)
@@ -91,7 +94,8 @@ export async function runServe(argv: string[]): Promise<number> {
   const deadlineMs = timeout === undefined ? undefined : parseDuration('--timeout', timeout);
   const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // With --stdio, stdout is the protocol: every note goes to stderr.
-  const note = (s: string): void => void process.stderr.write(`supervisor serve: ${s}\n`);
+  // Notes name tools and reasons a client chose: shown through the one display sanitiser.
+  const note = (s: string): void => void process.stderr.write(`supervisor serve: ${displayText(s)}\n`);
   const s = await openCoreSession(
     {
       coreDir,

@@ -22,6 +22,7 @@ import { type ApprovalDecision, approvalDecision } from './approval-decision.js'
 import { type ApprovalRequest, type Approver, NonInteractiveApprover } from './approval-broker.js';
 import { type Capability, capabilityCovers, grantAllows, parseCapability } from './capability.js';
 import { ApprovalRuleError, CapabilitySyntaxError } from './errors.js';
+import { checkedApprovalRule, type RuleVocabulary } from './rule-vocabulary.js';
 
 export type RuleVerdict = 'approve' | 'deny';
 export type RuleSubject = Pick<ApprovalRequest, 'toolName' | 'capability' | 'actionSummary'>;
@@ -30,6 +31,10 @@ export interface ApprovalRule {
   readonly verdict: RuleVerdict;
   /** The rule as given on the command line. */
   readonly text: string;
+  /** The tool a TOOL or TOOL:GLOB rule names (matched exactly, case included). */
+  readonly toolName?: string;
+  /** The pattern of a capability:PATTERN rule. */
+  readonly capabilityPattern?: Capability;
   matches(subject: RuleSubject): boolean;
 }
 
@@ -91,18 +96,19 @@ export function parseApprovalRule(text: string, verdict: RuleVerdict): ApprovalR
       }
       return verdict === 'approve' ? grantAllows(pattern, required) : capabilityCovers(pattern, required);
     };
-    return Object.freeze({ verdict, text, matches });
+    return Object.freeze({ verdict, text, capabilityPattern: pattern, matches });
   }
 
   if (!TOOL_NAME.test(head)) {
     fail(`tool name ${JSON.stringify(head)} is not [A-Za-z0-9_.-]+`, `use the tool's name as the catalog shows it (supervisor catalog <core>), e.g. ${flag} terminal`);
   }
-  if (rest === undefined) return Object.freeze({ verdict, text, matches: (s: RuleSubject) => s.toolName === head });
+  if (rest === undefined) return Object.freeze({ verdict, text, toolName: head, matches: (s: RuleSubject) => s.toolName === head });
   if (rest === '') fail("the glob after ':' is empty", `drop the ':' to match every action of ${head}, or write a glob, e.g. '${head}:ls *'`);
   const re = globToRegExp(rest, verdict, fail);
   return Object.freeze({
     verdict,
     text,
+    toolName: head,
     matches: (s: RuleSubject) => s.toolName === head && typeof s.actionSummary === 'string' && re.test(s.actionSummary),
   });
 }
@@ -118,11 +124,18 @@ export class ApprovalRules {
     Object.freeze(this);
   }
 
-  static parse(lists: { approve?: readonly string[]; deny?: readonly string[] } = {}): ApprovalRules {
-    return new ApprovalRules(
-      (lists.approve ?? []).map((r) => parseApprovalRule(r, 'approve')),
-      (lists.deny ?? []).map((r) => parseApprovalRule(r, 'deny')),
-    );
+  /**
+   * Parses the rules; with a vocabulary (what the catalog holds), a rule that can never match is
+   * refused too, naming the closest valid spelling (rule-vocabulary.ts).
+   */
+  static parse(lists: { approve?: readonly string[]; deny?: readonly string[] } = {}, vocabulary?: RuleVocabulary): ApprovalRules {
+    const one = (verdict: RuleVerdict) => (r: string) => (vocabulary ? checkedApprovalRule(r, verdict, vocabulary) : parseApprovalRule(r, verdict));
+    return new ApprovalRules((lists.approve ?? []).map(one('approve')), (lists.deny ?? []).map(one('deny')));
+  }
+
+  /** Every rule, deny rules first. */
+  get all(): readonly ApprovalRule[] {
+    return [...this.deny, ...this.approve];
   }
 
   get isEmpty(): boolean {

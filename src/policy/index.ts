@@ -50,6 +50,7 @@ export {
   NonInteractiveApprover,
 } from './approval-broker.js';
 export { type ApprovalRule, ApprovalRules, parseApprovalRule, RuleApprover, type RuleSubject, type RuleVerdict } from './approval-rules.js';
+export { checkDiscoveredToolRules, closestSpelling, ruleVocabulary, type RuleVocabulary, unreachableConfigRule } from './rule-vocabulary.js';
 export { DEFAULT_PROMPT_TIMEOUT_MS, renderApprovalPrompt, TerminalApprover, type TerminalApproverOptions, terminalSafe } from './terminal-approver.js';
 export {
   ApprovalBrokerError,

@@ -1,7 +1,7 @@
 // An approver for a run without a terminal that an operator answers from another one
 // (`supervisor approvals`): each prompt becomes a pending row in the store, polled until it is
 // answered, it expires, or the call is cancelled. An expired request is a denial.
-import { PendingApprovalStore, type Database } from '../store/index.js';
+import { PENDING_SUMMARY_MAX, PendingApprovalStore, type Database } from '../store/index.js';
 import { approvalDecision, type ApprovalDecision } from './approval-decision.js';
 import type { ApprovalRequest, Approver } from './approval-broker.js';
 
@@ -22,6 +22,10 @@ export class StoreApprover implements Approver {
   }
 
   async decide(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+    // The operator approves what they are shown: an action too long to show whole is not asked.
+    if (request.actionSummary.length > PENDING_SUMMARY_MAX) {
+      return approvalDecision(false, 'non-interactive', `the action is ${request.actionSummary.length} characters, more than the ${PENDING_SUMMARY_MAX} an approval request shows in full; nobody was asked`);
+    }
     const row = this.store.create({
       sessionId: request.sessionId,
       tool: request.toolName,

@@ -12,6 +12,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { ApprovalRequest, Approver } from './approval-broker.js';
 import { type ApprovalDecision, approvalDecision } from './approval-decision.js';
+import { displayPreview, displayText } from '../redaction/index.js';
 
 export interface TerminalApproverOptions {
   input: Readable;
@@ -26,22 +27,21 @@ const MAX_SHOWN = 500;
 
 type LineResult = { kind: 'line'; line: string } | { kind: 'timeout' } | { kind: 'eof' } | { kind: 'cancelled' };
 
-/** Makes untrusted text safe to print on one terminal line: escapes controls and bidi/invisible marks. */
+/**
+ * Untrusted text on one terminal line, through the one sanitiser every human view uses
+ * (src/redaction/display-text.ts): controls, bidi and invisible marks become escapes, a backslash
+ * is doubled, and a cut says how much is missing.
+ */
 export function terminalSafe(text: string, max = MAX_SHOWN): string {
-  const cut = text.length > max ? `${text.slice(0, max)}…[+${text.length - max} chars]` : text;
-  return cut.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => {
-    if (c === '\n') return '\\n';
-    if (c === '\r') return '\\r';
-    if (c === '\t') return '\\t';
-    return `\\u{${c.charCodeAt(0).toString(16)}}`;
-  });
+  return displayPreview(text, max);
 }
 
 export function renderApprovalPrompt(request: ApprovalRequest): string {
   const lines = [
     '',
     `approval needed: ${terminalSafe(request.toolName, 120)}  (capability ${terminalSafe(request.capability, 200)}, policy ${request.policy})`,
-    `  action:    ${terminalSafe(request.actionSummary)}`,
+    // The action is what gets approved: shown whole, never cut (the argument preview is bounded).
+    `  action:    ${displayText(request.actionSummary)}`,
     `  arguments: ${terminalSafe(request.preview.text, 2000)}`,
   ];
   // Which credentials the command gets if allowed: a yes here hands them to it.

@@ -38,6 +38,6 @@ export {
 } from './session-store.js';
 export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';
-export { PendingApprovalStore, type PendingApproval, type PendingStatus } from './pending-approvals.js';
+export { PENDING_SUMMARY_MAX, PendingApprovalStore, type PendingApproval, type PendingStatus } from './pending-approvals.js';
 export { SessionSearch, SearchQueryError, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
 export { reconcileDeadOwners, type OwnerAlive, type InterruptedSession, type OwnerReconcileReport } from './owner-reconcile.js';

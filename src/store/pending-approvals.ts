@@ -7,6 +7,9 @@ import type { Database } from './database.js';
 import type { PrincipalScope } from './session-store.js';
 import { StoreInputError } from './store-errors.js';
 
+/** The longest action a pending request holds (and shows) in full. */
+export const PENDING_SUMMARY_MAX = 65_536;
+
 export type PendingStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'cancelled';
 
 export interface PendingApproval {
@@ -67,11 +70,18 @@ export class PendingApprovalStore {
     };
   }
 
-  /** The waiting run's side: a new pending request for `ttlMs`. */
+  /**
+   * The waiting run's side: a new pending request for `ttlMs`. The action summary is what the
+   * operator approves, so it is kept whole: one longer than PENDING_SUMMARY_MAX is refused (the
+   * caller denies the call), never cut where nobody can see the rest.
+   */
   create(r: { sessionId: string; tool: string; capability: string; summary: string; preview: string; ttlMs: number }): PendingApproval {
+    if (r.summary.length > PENDING_SUMMARY_MAX) {
+      throw new StoreInputError('summary', `the action is ${r.summary.length} characters, more than the ${PENDING_SUMMARY_MAX} a pending request shows in full; answer it at a terminal instead`);
+    }
     const id = `ap_${randomBytes(8).toString('hex')}`;
     const now = this.now();
-    this.q.insert.run(id, r.sessionId, r.tool.slice(0, 256), r.capability.slice(0, 512), r.summary.slice(0, 2000), r.preview.slice(0, 4000), process.pid, now, now + r.ttlMs);
+    this.q.insert.run(id, r.sessionId, r.tool.slice(0, 256), r.capability.slice(0, 512), r.summary, r.preview.slice(0, 4000), process.pid, now, now + r.ttlMs);
     return of(this.q.byId.get(id) as Row);
   }
 

@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../process/index.js';
+import { redactText } from '../redaction/index.js';
 import { appendEvent, TaskStore, type Database, type PrincipalScope, type TaskRecord, type TaskStream } from '../store/index.js';
 
 export interface TerminalTaskSpec {
@@ -75,7 +76,8 @@ export class RuntimeTaskWorker {
       turnId: spec.turnId ?? null,
       kind: 'terminal.exec',
       sourceTool: spec.sourceTool,
-      summary: spec.summary,
+      // The summary is the command line: a row of the store, so it is redacted like the task's output.
+      summary: summaryFor(spec),
       writeScope: spec.writeScope ?? null,
     }, this.o.supervisor.owner);
     let live: Live | undefined;
@@ -243,5 +245,16 @@ export class RuntimeTaskWorker {
     }
     this.events.emit('completed', done);
     return done;
+  }
+}
+
+/** The task's summary with the secrets its output is redacted of; a set that cannot be redacted withholds it. */
+function summaryFor(spec: TerminalTaskSpec): string {
+  const secrets = (spec.redact ?? []).filter((v) => v.length > 0);
+  if (secrets.length === 0) return spec.summary;
+  try {
+    return redactText(spec.summary, secrets);
+  } catch {
+    return '[summary withheld: it could not be safely redacted]';
   }
 }

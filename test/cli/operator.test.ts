@@ -105,6 +105,8 @@ describe('approvals from another terminal', { skip: process.platform !== 'linux'
       const run = spawn(process.execPath, [CLI, 'run', dir, '--json', '--await-approval', '30', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       run.stdout.on('data', (c) => (out += c));
+      run.stderr.resume();
+      // 'close', not 'exit': stdout is parsed below, and it may still hold data when the process exits.
       const exited = new Promise<number | null>((r) => run.once('close', r));
       try {
         const req = await waitFor('a waiting request', () => pending(state.path)[0], 20_000);

@@ -73,7 +73,7 @@ describe('TerminalApprover', () => {
     const t = terminal(['yes please\x1b[2J\n']);
     const d = await t.approver.decide(request());
     assert.equal(d.approved, false);
-    assert.match(d.reason, /unrecognized answer "yes please\\u\{1b\}\[2J" \(expected y, n, a or d\)/);
+    assert.match(d.reason, /unrecognized answer "yes please\\x1b\[2J" \(expected y, n, a or d\)/);
   });
 
   it('no answer within the timeout is a timeout denial', async () => {
@@ -118,8 +118,14 @@ describe('TerminalApprover', () => {
     await t.approver.decide(request({ actionSummary: 'ls\r\x1b[2Kapproved: safe\u202e\nrm -rf ~', args: { c: '\x1b]0;x\x07' } }));
     const shown = t.shown();
     assert.doesNotMatch(shown, /\x1b|\u202e|\r|\x07/);
-    assert.match(shown, /action: {4}ls\\r\\u\{1b\}\[2Kapproved: safe\\u\{202e\}\\nrm -rf ~/);
-    assert.equal(terminalSafe('a'.repeat(600)).length, 500 + '…[+100 chars]'.length);
+    assert.match(shown, /action: {4}ls\\r\\x1b\[2Kapproved: safe\\u202e\\nrm -rf ~/);
+    assert.match(terminalSafe('a'.repeat(600)), /^a{500}… \[cut: 100 more characters\]$/);
+  });
+
+  it('shows the whole action however long it is: the part after a long run of spaces is visible', async () => {
+    const t = terminal(['n\n']);
+    await t.approver.decide(request({ actionSummary: `ls${' '.repeat(3000)}; touch hidden` }));
+    assert.match(t.shown(), /; touch hidden/);
   });
 
   it('works behind rules: a matching rule answers without a prompt, others are asked', async () => {
