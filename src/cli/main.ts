@@ -1,4 +1,5 @@
 // The `supervisor` command. Policy lives below; this file only parses and dispatches.
+import { StoreError } from '../store/index.js';
 import { readFileSync } from 'node:fs';
 import { runExec } from './exec.js';
 import { runDoctorCommand } from './doctor.js';
@@ -95,6 +96,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError) {
       process.stderr.write(`supervisor: ${err.message}\n`);
       return 2;
+    }
+    // An unsafe state directory or store file: the message names the path, its mode and the fix.
+    if (err instanceof StoreError && (err.code === 'STATE_DIR_UNSAFE' || err.code === 'STATE_FILE_UNSAFE')) {
+      process.stderr.write(`supervisor: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }

@@ -1,8 +1,8 @@
 // The process registry: every live tree of this supervisor, the shutdown path that kills them,
 // and the reconciliation of trees left behind by a predecessor that died.
-import { mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { openStore, type Database } from '../store/database.js';
+import { ensurePrivateDir } from '../store/private-files.js';
 import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
 import { SpawnError } from './errors.js';
 import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
@@ -57,7 +57,8 @@ export class ProcessSupervisor {
       throw new SpawnError('SPAWN_FAILED', `stateDir must be an absolute path, got ${JSON.stringify(options.stateDir)}`);
     }
     this.stateDir = options.stateDir;
-    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
+    // 0700 and ours, or refused: the store, artifacts and tokens inside are private (security-model.md).
+    ensurePrivateDir(this.stateDir);
     this.platform = options.platform ?? platformFor(process.platform);
     installChildLedger();
     // Subreaper and capability probes happen here, on the main thread.
