@@ -322,7 +322,9 @@ export class EffectRuntime {
         ...env,
         signal: controller.signal,
         deadlineMs,
-        redact: secrets,
+        // Live: a stream this effect starts (a background task, a long tree) also redacts secrets
+        // this session resolves after it started.
+        redact: this.secretStore.redaction,
         // Stored history is reachable only from here on: after capability and approval.
         history: (this.history ??= new SessionSearch(this.o.db)),
         ...(pre.prepared !== undefined ? { prepared: pre.prepared } : {}),

@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../process/index.js';
+import type { RedactionSource } from '../redaction/index.js';
 import { appendEvent, TaskStore, type Database, type PrincipalScope, type TaskRecord, type TaskStream } from '../store/index.js';
 
 export interface TerminalTaskSpec {
@@ -20,7 +21,7 @@ export interface TerminalTaskSpec {
   env: Readonly<Record<string, string>>;
   timeoutMs?: number;
   /** Secret values removed from the logs (a background task never receives secret bindings). */
-  redact?: readonly string[];
+  redact?: RedactionSource;
 }
 
 export interface TaskWorkerOptions {

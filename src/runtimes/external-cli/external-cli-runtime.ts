@@ -204,7 +204,8 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
       // The end of the stream-json is the run's result: read it all (the pipe closes once every
       // member is gone, so this only waits for our own reading, e.g. on a loaded machine).
       drainAfterExitMs: 10_000,
-      redact: [http.token, ...s.secrets.knownValues().map((b) => b.toString('utf8'))],
+      // Live: secrets the session resolves during the run (its tool calls) are redacted from then on.
+      redact: s.secrets.redaction.withExtra([http.token]),
     });
     o.onEvent({ type: 'runtime_started', runtime: adapter.name, pid: tree.pid, spawnId: tree.spawnId, binary: p.binary, budgets: { ...p.budgets } });
     const wall = setTimeout(() => limit('wall_clock', `${p.budgets.wallClockMs} ms (limits.timeout_seconds)`), p.budgets.wallClockMs);
