@@ -82,8 +82,8 @@ describe('redaction follows the secrets, not the start time', { skip: process.pl
     }, 20_000);
     assert.equal(task.status, 'completed');
     const logs = worker.store.logs({ principal }, taskId!)!.map((c) => c.chunk).join('');
-    assert.match(logs, /v=\[REDACTED\]/, 'the task printed (redacted) after the resolution');
     assert.ok(!logs.includes(value), 'task logs hold the secret');
+    assert.match(logs, /v=\[REDACTED\]/, 'the task printed (redacted) after the resolution');
     assert.ok(!logs.includes(value.slice(10)), 'task logs hold the split tail of the secret');
     // The store (db, WAL) and every artifact: no file of the state directory holds the value.
     const stateFiles = filesUnder(join(suite.db().name, '..'));
