@@ -5,20 +5,21 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { isMainThread } from 'node:worker_threads';
 import { StoreError } from './store-errors.js';
 
 /** The operator's explicit opt-out for a state directory others can enter (documented). */
 export const ALLOW_SHARED_STATE_DIR_ENV = 'SUPERVISOR_ALLOW_SHARED_STATE_DIR';
 
 const CREATE_PRIVATE = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW;
-const OPEN_EXISTING = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW;
 
 /**
  * Runs `create` with umask 077, so whatever it creates (directories, SQLite's -wal and -shm) has no
  * group or other bits from the start. Synchronous on purpose: no other JavaScript runs meanwhile.
  */
 export function withPrivateUmask<T>(create: () => T): T {
-  if (process.platform === 'win32') return create();
+  // Worker threads may not change the umask (the modes passed to open and mkdir still hold).
+  if (process.platform === 'win32' || !isMainThread) return create();
   const old = process.umask(0o077);
   try {
     return create();
@@ -57,35 +58,26 @@ export function ensurePrivateDir(dir: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * Creates `file` 0600 if it does not exist (O_EXCL|O_NOFOLLOW), else checks it is a regular file,
- * not a symlink. An existing file with group/other bits (left by an older supervisor) is narrowed
- * through the descriptor opened without following links, so no other file's mode can change.
+ * Creates `file` 0600 if it does not exist (O_EXCL|O_NOFOLLOW), else checks it with lstat: a
+ * regular file, not a symlink. An existing file is never opened here: closing any descriptor of a
+ * SQLite file drops every POSIX lock this process holds on it, so a second connection in the same
+ * process (or the checkpointer) would lose its locks. A file left wider by an older supervisor is
+ * narrowed; in a 0700 directory of ours nobody can swap a link in between the lstat and the chmod.
  */
 export function ensurePrivateFile(file: string, what: string): void {
   if (process.platform === 'win32') return;
-  let fd: number;
   try {
-    fd = withPrivateUmask(() => fs.openSync(file, CREATE_PRIVATE, 0o600));
-    fs.closeSync(fd);
+    fs.closeSync(withPrivateUmask(() => fs.openSync(file, CREATE_PRIVATE, 0o600)));
     return;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw symlinkRefused(file, what);
     if (code !== 'EEXIST') throw err;
   }
-  try {
-    fd = fs.openSync(file, OPEN_EXISTING);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw symlinkRefused(file, what);
-    throw err;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new StoreError('STATE_FILE_UNSAFE', `${what} ${file} is not a regular file; remove it or choose another --state-dir`);
-    if ((st.mode & 0o077) !== 0) fs.fchmodSync(fd, 0o600);
-  } finally {
-    fs.closeSync(fd);
-  }
+  const st = fs.lstatSync(file);
+  if (st.isSymbolicLink()) throw symlinkRefused(file, what);
+  if (!st.isFile()) throw new StoreError('STATE_FILE_UNSAFE', `${what} ${file} is not a regular file; remove it or choose another --state-dir`);
+  if ((st.mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
 }
 
 function symlinkRefused(file: string, what: string): StoreError {

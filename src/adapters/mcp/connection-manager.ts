@@ -6,7 +6,7 @@
 import type { DiscoveredMcpTool } from '../../core/index.js';
 import { createHash } from 'node:crypto';
 import { debuglog } from 'node:util';
-import type { CoreSnapshot, McpDeclaration } from '../../core/index.js';
+import { compileInputSchema, deepFreeze, type CoreSnapshot, type McpDeclaration } from '../../core/index.js';
 import {
   approvalKey,
   canonicalJson,
@@ -25,7 +25,6 @@ import { McpError } from './errors.js';
 import { registerConnection, unregisterConnection } from './live-connections.js';
 import { mcpToolName, toolFilter } from './names.js';
 import { Semaphore } from './semaphore.js';
-import { compileInputSchema, deepFreeze } from '../../core/index.js';
 
 const debug = debuglog('supervisor');
 

@@ -19,6 +19,8 @@ describe('MCP tools with hostile input schemas', { skip: process.platform !== 'l
     assert.match(st.dropped.find((d) => d.tool === 'lookahead')!.reason, /linear-time engine/);
     const names = catalog.entries.filter((e) => e.source === 'mcp').map((e) => e.name);
     assert.ok(names.includes('hs_echo') && names.includes('hs_redos'), names.join(', '));
+    // Output schemas are compiled by the SDK client at listing: an invalid one no longer fails the listing.
+    assert.ok(names.includes('hs_outbroken') && names.includes('hs_outredos'), names.join(', '));
     assert.ok(!names.includes('hs_broken') && !names.includes('hs_lookahead'), names.join(', '));
     const echoed = await call('hs_echo', { text: 'still here' });
     assert.equal(echoed.ok, true, JSON.stringify(echoed));
@@ -34,5 +36,14 @@ describe('MCP tools with hostile input schemas', { skip: process.platform !== 'l
     const ok = await call('hs_redos', { q: 'aaaa' });
     assert.equal(ok.ok, true, JSON.stringify(ok));
     assert.match(ok.ok ? ok.views.model.content : '', /aaaa/);
+  });
+
+  test("a structured result checked against the server's outputSchema '^(a+)+$' (27 a's and '!') fails in milliseconds, not seconds", async () => {
+    const core = await s.core({ 'agent/mcp/hs.yaml': fixtureDecl('hs', 'hostile-schemas') });
+    const { call } = await s.session(core, s.manager());
+    const { value: out, maxLagMs } = await withLoopLag(() => call('hs_outredos', {}));
+    assert.ok(maxLagMs < 200, `the event loop stalled ${maxLagMs.toFixed(0)} ms`);
+    const text = JSON.stringify(out);
+    assert.match(text, /output ?schema|structured content/i, text);
   });
 });
