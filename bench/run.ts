@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -15,17 +15,18 @@ import { runEffect, type EffectResultBench } from './effect.js';
 import { runKill, type KillResult } from './kill.js';
 import { runMcp, type McpBenchResult } from './mcp.js';
 import { runRedact, type RedactResult } from './redact.js';
+import { runSchema, type SchemaResultBench } from './schema.js';
 import { sweep } from './procs.js';
 import { runSandbox, type SandboxBenchResult } from './sandbox.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { runTasks, type TasksResultBench } from './tasks.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox' | 'schema';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox', 'schema'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -244,6 +245,16 @@ function mcpTable(r: McpBenchResult): string {
   ].join('\n');
 }
 
+function schemaTable(r: SchemaResultBench): string {
+  const rows = [['engine', 'input', 'calls', 'longest call', 'max event-loop lag', 'lag p99']];
+  for (const x of r.rows) rows.push([x.engine, x.chars === 0 ? '-' : `${x.chars} 'a' + '!'`, String(x.calls), fmtMs(x.maxCallMs), fmtMs(x.maxLagMs), fmtMs(x.p99LagMs)]);
+  const notes = [
+    'RE2 rows: an authored tool call through EffectRuntime.execute, refused at step 1 (ARGS_INVALID); lag from monitorEventLoopDelay (1 ms resolution)',
+    `old engine (ajv + V8 RegExp, before decision 56) capped at ${r.rows[r.rows.length - 1]!.chars} characters; doubling per character it would take ~${(r.oldAt28Ms / 1000).toFixed(1)} s at 28 and ~${(r.oldAt40Ms / 3_600_000).toFixed(1)} h at 40, with the event loop held throughout`,
+  ];
+  return `${table(rows)}\n${notes.map((n) => `  ${n}`).join('\n')}`;
+}
+
 function redactTable(r: RedactResult): string {
   const mbs = (x: number): string => `${x.toFixed(1)} MB/s`;
   const rows = [
@@ -276,7 +287,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; schema?: SchemaResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -304,6 +315,9 @@ async function main(): Promise<number> {
         } else if (name === 'authored') {
           out.authored = await runAuthored(ctx);
           text.push(`\n== authored: a no-op authored tool through the whole pipeline vs a bare framed echo  [target: p50 < 1 ms, <= 2x the floor] ${verdict(out.authored.pass)}; thread tier [target: p50 < 0.3 ms] ${verdict(out.authored.threadPass)}\n${authoredTable(out.authored)}`);
+        } else if (name === 'schema') {
+          out.schema = await runSchema(ctx);
+          text.push(`\n== schema: event-loop lag while '^(a+)+$' is validated through EffectRuntime  [target: longest call and lag p99 < ${out.schema.target} ms] ${verdict(out.schema.pass)}\n${schemaTable(out.schema)}`);
         } else if (name === 'mcp') {
           out.mcp = await runMcp(ctx);
           text.push(`\n== mcp: a tools/call through the supervisor vs a bare SDK client; discovery of 12 servers, 3 hanging ${verdict(out.mcp.pass)}\n${mcpTable(out.mcp)}`);
@@ -345,7 +359,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp, out.sandbox].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp, out.sandbox, out.schema].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 

@@ -1,6 +1,7 @@
 // The seam between EffectRuntime and the adapters. Adapters get plain data and a supervisor;
 // they never see the catalog object, the approval broker or the store.
 import type { CoreSnapshot } from '../core/index.js';
+import type { RedactionSource } from '../redaction/index.js';
 import type { ProcessSupervisor } from '../process/index.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import type { PrincipalScope, SessionSearchHit, SessionSearchQuery } from '../store/index.js';
@@ -105,7 +106,7 @@ export interface InvokeEnv extends AdapterEnv {
   readonly signal: AbortSignal;
   readonly deadlineMs: number;
   /** Secret values to remove from all output, streams and artifacts included. */
-  readonly redact: readonly string[];
+  readonly redact: RedactionSource;
   /** Adds this effect's bound secrets to a child environment; usable once, only before the deadline. */
   readonly secretEnv?: (base: Record<string, string>) => Record<string, string>;
   /** Progress of a long effect (MCP notifications/progress), for the operator view; never the model's. */

@@ -45,6 +45,8 @@ interface ServerRow {
   code: string | null;
   message: string | null;
   tools: number | null;
+  /** Listed tools left out of the catalog because their input schema does not compile. */
+  dropped: { tool: string; reason: string }[];
 }
 
 export async function runCatalog(argv: string[]): Promise<number> {
@@ -100,6 +102,8 @@ export async function runCatalog(argv: string[]): Promise<number> {
     const shown = servers.map((r) => ({ ...r, tools: r.tools ?? '-', why: discover ? r.message : nextStep(r) }));
     process.stdout.write(table(shown, ['server', 'transport', 'granted', 'connect', 'state', 'tools'], 'target'));
     for (const r of shown) if (r.why) process.stdout.write(`  ${displayText(r.server)}: ${displayText(r.why)}\n`);
+    // Names and reasons come from the server: through the sanitiser, so no control character reaches the terminal.
+    for (const r of shown) for (const x of r.dropped) process.stdout.write(`  ${displayText(r.server)}: tool ${displayText(JSON.stringify(x.tool))} dropped: ${displayText(x.reason)}\n`);
   }
   return 0;
 }
@@ -119,6 +123,7 @@ function serverRow(core: CoreSnapshot, catalog: ResolvedEffectCatalog, d: McpDec
     code: st?.code ?? null,
     message: st?.message ?? null,
     tools: st ? (st.state === 'connected' ? catalog.entries.filter((e) => e.source === 'mcp' && e.capability === `mcp.call:${d.name}`).length : 0) : null,
+    dropped: st?.dropped ?? [],
   };
 }
 

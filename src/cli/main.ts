@@ -1,4 +1,5 @@
 // The `supervisor` command. Policy lives below; this file only parses and dispatches.
+import { StoreError } from '../store/index.js';
 import { readFileSync } from 'node:fs';
 import { runExec } from './exec.js';
 import { runDoctorCommand } from './doctor.js';

@@ -1,10 +1,11 @@
 // `supervisor serve <core> --stdio | --http 127.0.0.1:PORT`: the session's resolved catalog as an
 // MCP server. Any MCP client may be the agent; every tools/call still goes through EffectRuntime.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallsInFlight, createCatalogServer, LoopbackAddressError, parseLoopbackListen, startLoopbackMcpHttp, type CatalogServerOptions } from '../runtimes/index.js';
 import { displayText } from '../redaction/index.js';
+import { withPrivateUmask, writePrivateFile } from '../store/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
@@ -163,9 +164,9 @@ export async function runServe(argv: string[]): Promise<number> {
         onSessionEnded: (id, why) => note(`MCP session ${id} ended: ${why === 'idle' ? 'idle past --idle-timeout' : 'evicted to make room (--max-sessions)'}`),
       });
       const tokenFile = resolve(f.value.get('token-file') ?? join(stateDir, 'serve', `${s.sessionId}.token`));
-      mkdirSync(join(tokenFile, '..'), { recursive: true, mode: 0o700 });
-      writeFileSync(tokenFile, `${http.token}\n`, { mode: 0o600 });
-      chmodSync(tokenFile, 0o600);
+      // 0600 from the first byte (a fresh file renamed into place), never chmod-ed after.
+      withPrivateUmask(() => mkdirSync(join(tokenFile, '..'), { recursive: true, mode: 0o700 }));
+      writePrivateFile(tokenFile, `${http.token}\n`);
       process.stdout.write(`${JSON.stringify({ type: 'serving', url: http.url, token_file: tokenFile, session: s.sessionId, tools: s.catalog.entries.length })}\n`);
       await stopped;
       await http.close();

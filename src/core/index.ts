@@ -27,3 +27,4 @@ export {
   type ScriptedToolCall,
 } from './scripted-model-script.js';
 export { deepFreeze, type DeepReadonly } from './deep-freeze.js';
+export { compileInputSchema, type CompiledInputSchema, type InputValidator } from './input-schema.js';

@@ -1,13 +1,15 @@
 // agent/tools/<name>/: manifests are read and every file hashed; the code is never imported here.
 import * as path from 'node:path';
 import type { CoreReader } from './core-files.js';
+import type { CoreIssue } from './errors.js';
 import { deepFreeze } from './deep-freeze.js';
 import { suggestName } from './fields.js';
 import { TOOL_NAME_PATTERN, TOOL_NAME_RULE } from './names.js';
 import { isInside } from './path-rules.js';
 import type { AuthoredToolManifest } from './snapshot.js';
+import { compileInputSchema } from './input-schema.js';
 import { ToolManifestSchema } from './tool-manifest-schema.js';
-import { parseYaml } from './yaml-source.js';
+import { parseYaml, type YamlSource } from './yaml-source.js';
 import { at, parseWith } from './zod-issues.js';
 
 export const TOOLS_DIR = 'agent/tools';
@@ -54,6 +56,7 @@ async function loadOne(reader: CoreReader, dirName: string, dirRel: string): Pro
   if (dirOk && m.name !== dirName) {
     issues.push(at(parsed.source, ['name'], `'${m.name}' differs from the directory name '${dirName}'; a tool's directory is named after it, so set name: ${dirName} or rename the directory`));
   }
+  checkInputSchema(parsed.source, m.input_schema, issues);
   const entryRel = `${dirRel}/${path.posix.normalize(m.entry)}`;
   const entryReal = await reader.realPath(entryRel);
   const dirReal = await reader.realPath(dirRel);
@@ -82,4 +85,14 @@ async function loadOne(reader: CoreReader, dirName: string, dirRel: string): Pro
     entry: m.entry,
     source: { dir: dirRel, manifest: manifestRel, entry: entryRel, entrySha256 },
   });
+}
+
+/**
+ * The input schema is compiled now, so a schema the validator cannot run (invalid, or a pattern
+ * the linear-time engine rejects) is a load error at its line, never a failure at call time.
+ */
+function checkInputSchema(source: YamlSource, schema: unknown, issues: CoreIssue[]): void {
+  const compiled = compileInputSchema(schema);
+  if (compiled.ok) return;
+  issues.push(at(source, ['input_schema', ...compiled.path], compiled.reason));
 }

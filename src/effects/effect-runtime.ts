@@ -2,8 +2,8 @@
 // 1 binding, 2 principal scope, 3 capability, 4 pure checks, 5 approval, 6 secrets,
 // 7 adapter under deadline and cancel, 8 views. Nothing runs before its checks.
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
+import { compileInputSchema } from '../core/index.js';
 import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
 import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
 import {
@@ -79,11 +79,8 @@ export class AuditCommitError extends Error {
   }
 }
 
-type AjvCtor = new (opts: Record<string, unknown>) => { compile(schema: unknown): ValidateFunction };
-
 export class EffectRuntime {
   private readonly validators = new Map<string, ValidateFunction>();
-  private readonly ajv: { compile(schema: unknown): ValidateFunction };
   private readonly sessions: SessionStore;
   private history: SessionSearch | null = null;
   private readonly issued = new WeakSet<EffectRequest>();
@@ -103,8 +100,6 @@ export class EffectRuntime {
     this.secretStore = o.secrets ?? SecretStore.fromCore(o.catalog.core);
     const net = o.catalog.core.agent.network;
     this.network = Object.freeze({ hosts: [...(net?.allow_hosts ?? [])], cidrs: [...(net?.allow_cidrs ?? [])] });
-    const AjvClass = createRequire(import.meta.url)('ajv').default as AjvCtor;
-    this.ajv = new AjvClass({ allErrors: true, strict: false });
     this.sessions = new SessionStore(o.db);
     this.listing = Object.freeze(
       o.catalog.entries.map((e) => Object.freeze({ name: e.name, description: e.description, capability: e.capability, approval: e.approval, risk: e.risk, source: e.source })),
@@ -177,6 +172,9 @@ export class EffectRuntime {
       return fail('BINDING_INVALID', 1, 'the request was not made from this turn’s catalog (another or an older catalog, or a copy); resolve the call again');
     }
     const validate = this.validatorFor(entry);
+    if (validate === null) {
+      return fail('ARGS_INVALID', 1, `${entry.name}'s input schema cannot be used; the call did not run (see supervisor catalog)`);
+    }
     if (!validate(req.args)) {
       const why = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
       return fail('ARGS_INVALID', 1, `arguments do not match ${entry.name}'s input schema: ${why}`);
@@ -348,7 +346,9 @@ export class EffectRuntime {
         ...env,
         signal: controller.signal,
         deadlineMs,
-        redact: secrets,
+        // Live: a stream this effect starts (a background task, a long tree) also redacts secrets
+        // this session resolves after it started.
+        redact: this.secretStore.redaction,
         // Stored history is reachable only from here on: after capability and approval.
         history: (this.history ??= new SessionSearch(this.o.db)),
         ...(pre.prepared !== undefined ? { prepared: pre.prepared } : {}),
@@ -440,10 +440,16 @@ export class EffectRuntime {
     return this.known.redact;
   }
 
-  private validatorFor(entry: CatalogEntry): ValidateFunction {
+  /**
+   * The entry's validator (compiled at core load or MCP discovery; patterns on the linear-time
+   * engine). Null when the schema does not compile: a catalog built around the loaders can hold one.
+   */
+  private validatorFor(entry: CatalogEntry): ValidateFunction | null {
     let v = this.validators.get(entry.ref);
     if (!v) {
-      v = this.ajv.compile(entry.inputSchema);
+      const compiled = compileInputSchema(entry.inputSchema);
+      if (!compiled.ok) return null;
+      v = compiled.validate;
       this.validators.set(entry.ref, v);
     }
     return v;

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ArtifactDescriptor } from './types.js';
+import { withPrivateUmask } from '../store/private-files.js';
 
 const SPAWN_ID = /^sp_[0-9a-f]{24}$/;
 const STREAM_FILES = { stdout: 'stdout.log', stderr: 'stderr.log' } as const;
@@ -25,27 +26,25 @@ export function createArtifactDir(stateDir: string, spawnId: string): ArtifactDe
   }
   const base = path.join(stateDir, 'artifacts');
   if (!readyBases.has(base)) {
-    fs.mkdirSync(base, { recursive: true, mode: 0o700 });
+    withPrivateUmask(() => fs.mkdirSync(base, { recursive: true, mode: 0o700 }));
     // A symlinked artifacts directory would redirect every artifact somewhere we did not choose.
     const st = fs.lstatSync(base);
     if (!st.isDirectory()) {
       throw new Error(`createArtifactDir: ${base} must be a real directory, not a symlink or file`);
     }
-    // The umask may have dropped bits or an older run may have left it wider: set it explicitly.
-    fs.chmodSync(base, 0o700);
+    // Created 0700 under umask 077; an older run may have left an existing one wider: narrow it.
+    if ((st.mode & 0o777) !== 0o700) fs.chmodSync(base, 0o700);
     readyBases.add(base);
   }
   const root = path.join(base, spawnId);
   // Not recursive: an existing root means a reused spawn id, which must not mix artifacts.
   try {
-    fs.mkdirSync(root, { mode: 0o700 });
+    withPrivateUmask(() => fs.mkdirSync(root, { mode: 0o700 }));
   } catch (err) {
     // The base may have been removed since it was checked: check it again once.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !readyBases.delete(base)) throw err;
     return createArtifactDir(stateDir, spawnId);
   }
-  // mkdir's mode is 0700 minus the umask: only a umask that removes owner bits needs a chmod.
-  if (umaskNarrows(0o700)) fs.chmodSync(root, 0o700);
   return { root, stdout: STREAM_FILES.stdout, stderr: STREAM_FILES.stderr };
 }
 

@@ -3,7 +3,7 @@
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { umaskNarrows } from './artifacts.js';
-import type { StreamRedactor } from '../redaction/stream-redactor.js';
+import type { ChunkRedactor } from '../redaction/live-stream-redactor.js';
 import type { StreamSummary } from './types.js';
 
 export interface CaptureFailure {
@@ -16,7 +16,7 @@ export interface StreamCaptureOptions {
   name: 'stdout' | 'stderr';
   /** Where the redacted stream is written; null for no artifact. */
   artifactPath: string | null;
-  redactor: StreamRedactor;
+  redactor: ChunkRedactor;
   /** Code points of the redacted stream kept as the tail. Default 12,000. */
   tailChars?: number;
   /** Live copy of the redacted stream. */
@@ -112,7 +112,7 @@ function errorMessage(err: unknown): string {
 export class StreamCapture {
   readonly name: 'stdout' | 'stderr';
   private readonly path: string | null;
-  private readonly redactor: StreamRedactor;
+  private readonly redactor: ChunkRedactor;
   private readonly tailChars: number;
   private readonly onRedacted: ((chunk: Buffer) => void) | undefined;
   private readonly onFailure: ((failure: CaptureFailure) => void) | undefined;

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { SpawnRecordStore } from '../store/spawn-records.js';
-import { RedactionPatterns, StreamRedactor } from '../redaction/index.js';
+import { isLiveRedaction, LiveStreamRedactor, RedactionPatterns, StreamRedactor, type ChunkRedactor, type LiveRedaction as LiveRedactionSource } from '../redaction/index.js';
 import { artifactPath, createArtifactDir } from './artifacts.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
@@ -99,13 +99,18 @@ export class LiveTree implements SupervisedTree {
     // Artifacts first: if they cannot be written, nothing is spawned.
     // Compiled once for both streams and shared with every tree given the same values (tens of ms
     // for many secrets); a set that cannot be redacted safely throws here, before anything is spawned.
-    const redact = RedactionPatterns.shared(opts.redact ?? []);
+    // A live set (the session's secrets) is followed chunk by chunk: a secret resolved while the
+    // tree runs is redacted from its next bytes on.
+    const source = opts.redact;
+    const fixed = isLiveRedaction(source) ? null : RedactionPatterns.shared(source ?? []);
+    const newRedactor = (): ChunkRedactor => (fixed ? new StreamRedactor(fixed) : new LiveStreamRedactor(source as LiveRedactionSource));
+    newRedactor(); // compiles (and may refuse) the current set before anything is spawned
     this.artifacts = opts.artifacts === false ? null : createArtifactsOrThrow(ctx.stateDir, spawnId);
     const capture = (name: 'stdout' | 'stderr', on?: (c: Buffer) => void) =>
       new StreamCapture({
         name,
         artifactPath: this.artifacts ? artifactPath(this.artifacts, name) : null,
-        redactor: new StreamRedactor(redact),
+        redactor: newRedactor(),
         tailChars: opts.tailChars ?? 12_000,
         ...(on ? { onRedacted: on } : {}),
         // A persistence failure ends the tree before the failure is published.

@@ -2,7 +2,7 @@
 // and the reconciliation of trees left behind by a predecessor that died.
 import { isAbsolute, join } from 'node:path';
 import { openStore, type Database } from '../store/database.js';
-import { makeDirs } from '../store/make-dirs.js';
+import { ensurePrivateDir } from '../store/private-files.js';
 import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
 import { reconcileDeadOwners, type InterruptedSession } from '../store/owner-reconcile.js';
 import { SpawnError } from './errors.js';
@@ -62,7 +62,8 @@ export class ProcessSupervisor {
       throw new SpawnError('SPAWN_FAILED', `stateDir must be an absolute path, got ${JSON.stringify(options.stateDir)}`);
     }
     this.stateDir = options.stateDir;
-    makeDirs(this.stateDir, 0o700);
+    // 0700 and ours, or refused: the store, artifacts and tokens inside are private (security-model.md).
+    ensurePrivateDir(this.stateDir);
     this.platform = options.platform ?? platformFor(process.platform);
     installChildLedger();
     // Subreaper and capability probes happen here, on the main thread.

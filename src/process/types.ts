@@ -1,5 +1,6 @@
 // The lifecycle layer's public contract. Platform modules implement ProcessPlatform;
 // everything above `process/` sees only SupervisedTree handles and TreeOutcome values.
+import type { RedactionSource } from '../redaction/index.js';
 
 /** OS identity of one process, checked again before any signal to a bare pid or pgid. */
 export interface StartMarker {
@@ -67,7 +68,7 @@ export interface SpawnTreeOptions {
   /** How long to keep draining pipes after the leader exited. Default 2,000 ms. */
   drainAfterExitMs?: number;
   /** Exact values removed from tails and artifacts, across chunk boundaries. */
-  redact?: readonly string[];
+  redact?: RedactionSource;
   stdin?: 'ignore' | 'inherit' | 'pipe';
   /**
    * 'capture' (default): stdout is drained into the redactor, the tail and the artifact.

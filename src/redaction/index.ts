@@ -6,3 +6,5 @@ export { secretForms, FORM_FLOOR, type SecretFormKind } from './secret-forms.js'
 export { RedactionError, type RedactionErrorCode } from './errors.js';
 export { MAX_TABLE_BYTES } from './automaton.js';
 export { displayText, displayPreview, displayJson, type DisplayOptions } from './display-text.js';
+export { LiveStreamRedactor, type ChunkRedactor } from './live-stream-redactor.js';
+export { RedactionSet, isLiveRedaction, type LiveRedaction, type RedactionSource } from './redaction-set.js';

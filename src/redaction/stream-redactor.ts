@@ -57,6 +57,21 @@ export class StreamRedactor {
     return this.scan(this.hold, chunk, false);
   }
 
+  /**
+   * The raw bytes held back and not yet emitted nor covered by a marker; the stream's state is
+   * reset. A redactor for a larger secret set takes them over (LiveStreamRedactor) and examines
+   * them again with the next chunk, so an occurrence straddling the switch is still found.
+   */
+  takePending(): Buffer {
+    const from = Math.max(0, this.emitPos - this.holdStart);
+    const pending = from < this.hold.length ? Buffer.from(this.hold.subarray(from)) : EMPTY;
+    this.hold = EMPTY;
+    this.holdStart = 0;
+    this.emitPos = 0;
+    this.coverEnd = -1;
+    return pending;
+  }
+
   /** Emits the held-back bytes and ends the stream; a later push starts a new stream. */
   flush(): Buffer {
     if (this.matcher === null) return EMPTY;

@@ -2,6 +2,7 @@
 // a binding asks for it, and remembers every value it handed out so the redactor can remove them.
 import type { CoreSnapshot } from '../core/index.js';
 import type { SecretDeclaration } from '../core/secrets-schema.js';
+import { RedactionSet } from '../redaction/index.js';
 import { SecretError } from './errors.js';
 import { SecretValue } from './secret-value.js';
 import { sourceFor, type SecretSource } from './sources.js';
@@ -18,6 +19,8 @@ export class SecretStore {
   readonly #sources = new Map<string, SecretSource>();
   /** Every distinct value resolved so far (latin1 key → bytes), for knownValues(). */
   readonly #known = new Map<string, Buffer>();
+  /** The same values as text, live: running streams of this session redact what is resolved later. */
+  readonly #redaction = new RedactionSet();
 
   constructor(declarations: Readonly<Record<string, Readonly<SecretDeclaration>>>, opts: SecretStoreOptions) {
     const ctx = { coreDir: opts.coreDir, env: opts.env ?? process.env, platform: opts.platform ?? process.platform };
@@ -57,7 +60,11 @@ export class SecretStore {
     const bytes = await source.read();
     const value = new SecretValue(name, bytes);
     const key = bytes.toString('latin1');
-    if (!this.#known.has(key)) this.#known.set(key, Buffer.from(bytes));
+    if (!this.#known.has(key)) {
+      this.#known.set(key, Buffer.from(bytes));
+      // Before the value is handed to anyone: every running stream redacts it from its next bytes.
+      this.#redaction.add([bytes.toString('utf8')]);
+    }
     bytes.fill(0);
     return value;
   }
@@ -65,6 +72,11 @@ export class SecretStore {
   /** How many distinct values were resolved so far: it only grows, so callers can cache by it. */
   get knownCount(): number {
     return this.#known.size;
+  }
+
+  /** Every value resolved so far as text, updated as values are resolved (for running streams). */
+  get redaction(): RedactionSet {
+    return this.#redaction;
   }
 
   /** Copies of every value resolved so far, for the redactor (a rotated secret's old value stays). */

@@ -1,50 +1,39 @@
 // The supervisor's SQLite control plane: one file, WAL, numbered migrations applied in order.
-import { chmodSync } from 'node:fs';
-import { makeDirs } from './make-dirs.js';
+import { lstatSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
+import { StoreError } from './store-errors.js';
+import { ensurePrivateDir, ensurePrivateFile, withPrivateUmask } from './private-files.js';
 import { attachCheckpointer, AUTO_CHECKPOINT_PAGES, releaseCheckpointer } from './checkpointer.js';
 
 export type Database = BetterSqlite3.Database;
 
-export class StoreError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreError';
-    this.code = code;
-  }
-}
+export { StoreError };
 
 const require = createRequire(import.meta.url);
 
 /** Opens (creating if needed) the store at `file` and brings its schema up to date. */
 export function openStore(file: string): Database {
   const Sqlite = require('better-sqlite3') as typeof BetterSqlite3;
-  if (file !== ':memory:') {
-    makeDirs(dirname(file), 0o700);
-  }
+  if (file !== ':memory:') prepareStoreFile(file);
   let db: Database;
   // An operator-supplied prebuilt binding, for platforms where better-sqlite3 could not fetch its
   // own at install time (the Windows suite under Wine uses this).
   const nativeBinding = process.env.SUPERVISOR_SQLITE_BINDING;
   try {
-    db = nativeBinding ? new Sqlite(file, { nativeBinding }) : new Sqlite(file);
+    // SQLite creates -wal and -shm with the database file's mode; the umask keeps them 0600 too.
+    db = withPrivateUmask(() => {
+      const opened = nativeBinding ? new Sqlite(file, { nativeBinding }) : new Sqlite(file);
+      // The wait first: switching to WAL and migrating take locks another opener may hold.
+      opened.pragma('busy_timeout = 5000');
+      opened.pragma('journal_mode = WAL');
+      return opened;
+    });
   } catch (cause) {
     throw new StoreError('STORE_OPEN_FAILED', `cannot open the store at ${file}: ${(cause as Error).message}`, { cause });
   }
-  if (file !== ':memory:') {
-    try {
-      chmodSync(file, 0o600);
-    } catch {
-      // A store on a filesystem without modes still works; nothing secret is stored in it.
-    }
-  }
-  // The wait first: switching to WAL and migrating take locks another opener may hold.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   db.pragma('foreign_keys = ON');
@@ -59,6 +48,29 @@ export function openStore(file: string): Database {
     };
   }
   return db;
+}
+
+/**
+ * The store's directory is private (0700, ours) and the file exists 0600 before SQLite opens it:
+ * created with O_EXCL|O_NOFOLLOW, never chmod-ed after. A symlinked store or WAL is refused — in a
+ * directory only we can write, nobody can swap one in after this check.
+ */
+function prepareStoreFile(file: string): void {
+  ensurePrivateDir(dirname(file));
+  ensurePrivateFile(file, 'the store');
+  for (const side of [`${file}-wal`, `${file}-shm`]) {
+    // Not there yet: SQLite creates it under the private umask. There: a file of ours, not a link.
+    if (existsQuietly(side)) ensurePrivateFile(side, 'the store journal');
+  }
+}
+
+function existsQuietly(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

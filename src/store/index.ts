@@ -41,3 +41,4 @@ export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, t
 export { PENDING_SUMMARY_MAX, PendingApprovalStore, type PendingApproval, type PendingStatus } from './pending-approvals.js';
 export { SessionSearch, SearchQueryError, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
 export { reconcileDeadOwners, type OwnerAlive, type InterruptedSession, type OwnerReconcileReport } from './owner-reconcile.js';
+export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask, ALLOW_SHARED_STATE_DIR_ENV } from './private-files.js';

@@ -1,5 +1,13 @@
 // One error class per kind of store failure, each with a stable `code` callers can switch on.
-import { StoreError } from './database.js';
+/** Opening or preparing the store failed; `code` says how (STORE_OPEN_FAILED, STATE_DIR_UNSAFE, …). */
+export class StoreError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
 
 /**
  * No session with this id for this principal. A session owned by someone else gets exactly this
@@ -61,3 +69,4 @@ export class ChainInconsistentError extends StoreError {
     this.sessionId = sessionId;
   }
 }
+

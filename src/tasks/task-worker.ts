@@ -5,7 +5,8 @@
 import { EventEmitter } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../process/index.js';
-import { redactText } from '../redaction/index.js';
+import { isLiveRedaction, redactText } from '../redaction/index.js';
+import type { RedactionSource } from '../redaction/index.js';
 import { appendEvent, TaskStore, type Database, type PrincipalScope, type TaskRecord, type TaskStream } from '../store/index.js';
 
 export interface TerminalTaskSpec {
@@ -21,7 +22,7 @@ export interface TerminalTaskSpec {
   env: Readonly<Record<string, string>>;
   timeoutMs?: number;
   /** Secret values removed from the logs (a background task never receives secret bindings). */
-  redact?: readonly string[];
+  redact?: RedactionSource;
 }
 
 export interface TaskWorkerOptions {
@@ -250,7 +251,8 @@ export class RuntimeTaskWorker {
 
 /** The task's summary with the secrets its output is redacted of; a set that cannot be redacted withholds it. */
 function summaryFor(spec: TerminalTaskSpec): string {
-  const secrets = (spec.redact ?? []).filter((v) => v.length > 0);
+  const source = spec.redact ?? [];
+  const secrets = (isLiveRedaction(source) ? source.values() : source).filter((v) => v.length > 0);
   if (secrets.length === 0) return spec.summary;
   try {
     return redactText(spec.summary, secrets);

@@ -2,6 +2,7 @@
 // allowlisted environment and a cwd that must stay inside the workspace.
 import { sandboxCommand, type ProcessSupervisor, type TreeOutcome } from '../../process/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
+import type { RedactionSource } from '../../redaction/index.js';
 import { resolveInsideWorkspace } from './workspace-path.js';
 
 export interface TerminalInput {
@@ -29,7 +30,7 @@ export interface TerminalContext {
   /** Milliseconds left before the effect's deadline. */
   deadlineMs: number;
   signal: AbortSignal;
-  redact: readonly string[];
+  redact: RedactionSource;
   /** Adds the effect's bound secrets to the child's environment (last, so nothing overrides them). */
   secretEnv?: (base: Record<string, string>) => Record<string, string>;
   graceMs?: number;

@@ -5,7 +5,8 @@
 // operations, each bounded by its connect timeout; the names are assembled deterministically last.
 import type { DiscoveredMcpTool } from '../../core/index.js';
 import { createHash } from 'node:crypto';
-import type { CoreSnapshot, McpDeclaration } from '../../core/index.js';
+import { debuglog } from 'node:util';
+import { compileInputSchema, deepFreeze, type CoreSnapshot, type McpDeclaration } from '../../core/index.js';
 import {
   approvalKey,
   canonicalJson,
@@ -24,6 +25,8 @@ import { McpError } from './errors.js';
 import { registerConnection, unregisterConnection } from './live-connections.js';
 import { mcpToolName, toolFilter } from './names.js';
 import { Semaphore } from './semaphore.js';
+
+const debug = debuglog('supervisor');
 
 export const DEFAULT_MAX_CONCURRENT = 4;
 export const DEFAULT_FAILURE_TTL_MS = 30_000;
@@ -62,6 +65,12 @@ export type McpCatalogTool = DiscoveredMcpTool;
 
 export type ServerState = 'connected' | 'denied' | 'failed';
 
+/** A listed tool left out of the catalog, and why (shown by `supervisor catalog --discover`). */
+export interface DroppedTool {
+  tool: string;
+  reason: string;
+}
+
 export interface ServerStatus {
   server: string;
   state: ServerState;
@@ -73,6 +82,8 @@ export interface ServerStatus {
   declaration: string;
   manifest: string | null;
   tools: number;
+  /** Tools the server listed that are not in the catalog because their input schema does not compile. */
+  dropped: DroppedTool[];
   pid: number | null;
   /** How the connect approval was settled this time ('held' when the session already had it). */
   approval: string | null;
@@ -151,7 +162,10 @@ export class McpConnectionManager {
       if (p.status.state !== 'connected') continue;
       const conn = this.shared.get(p.key)?.conn;
       if (!conn) continue;
-      tools.push(...catalogTools(p.d, conn));
+      const listed = catalogTools(p.d, conn);
+      tools.push(...listed.tools);
+      p.status.dropped = listed.dropped;
+      for (const x of listed.dropped) debug('mcp server %s: tool %j dropped: %s', p.d.name, x.tool, x.reason);
     }
     const servers = plans.map((p) => p.status);
     const connectPolicy = canonicalJson({
@@ -185,7 +199,7 @@ export class McpConnectionManager {
   private async gate(req: DiscoveryRequest, d: McpDeclaration, holds: Map<string, string>): Promise<Plan> {
     const fp = declarationFingerprint(d);
     const key = sharingKey(req.principal, req.core.workspace, d.name, fp);
-    const status: ServerStatus = { server: d.name, state: 'denied', code: null, message: null, cached: false, declaration: fp, manifest: null, tools: 0, pid: null, approval: null };
+    const status: ServerStatus = { server: d.name, state: 'denied', code: null, message: null, cached: false, declaration: fp, manifest: null, tools: 0, dropped: [], pid: null, approval: null };
     const plan: Plan = { d, fp, key, status };
     const capability = `mcp.connect:${d.name}`;
     // Authority is checked on every discovery: a grant taken away closes the session's hold.
@@ -368,27 +382,52 @@ function sharingKey(principal: string, workspace: string, server: string, fp: st
   return createHash('sha256').update(JSON.stringify(['mcp-conn/1', principal, workspace, server, fp])).digest('hex').slice(0, 32);
 }
 
-/** The connection's tools, filtered and named; sorted by name so the catalog is the same every time. */
-function catalogTools(d: McpDeclaration, conn: McpConnection): McpCatalogTool[] {
+/**
+ * The connection's tools, filtered and named; sorted by name so the catalog is the same every time.
+ * A tool whose input schema does not compile (invalid, or a pattern the linear-time engine cannot
+ * run) is dropped with its reason; the server's other tools stay.
+ */
+function catalogTools(d: McpDeclaration, conn: McpConnection): { tools: McpCatalogTool[]; dropped: DroppedTool[] } {
   const keep = toolFilter(d.include, d.exclude);
   const out: McpCatalogTool[] = [];
+  const dropped: DroppedTool[] = [];
   for (const t of conn.tools) {
     if (!keep(t.name)) continue;
+    // The schema's dialect tag is dropped: the runtime's validator speaks one dialect for all tools.
     const { $schema: _drop, ...schema } = (t.inputSchema ?? { type: 'object' }) as Record<string, unknown>;
+    const admitted = admitSchema(schema);
+    if (!admitted.ok) {
+      dropped.push({ tool: t.name, reason: admitted.reason });
+      continue;
+    }
+    const inputSchema = admitted.schema;
     out.push({
       server: d.name,
       name: mcpToolName(d.name, t.name),
       serverTool: t.name,
       connection: conn.id,
       description: (t.description ?? '').slice(0, 4000),
-      // The schema's dialect tag is dropped: the runtime's validator speaks one dialect for all tools.
-      inputSchema: schema,
+      inputSchema,
       declarationFile: d.source.file,
       approval: (d.approval.tools as Record<string, ApprovalPolicy>)[t.name] ?? d.approval.call ?? 'prompt',
       risk: d.risk ?? 'medium',
     });
   }
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { tools: out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), dropped };
+}
+
+/** Frozen, so the validator compiled here is the one the runtime finds (compiled once per object). */
+function admitSchema(schema: Record<string, unknown>): { ok: true; schema: Record<string, unknown> } | { ok: false; reason: string } {
+  let frozen: Record<string, unknown>;
+  try {
+    frozen = deepFreeze(schema) as Record<string, unknown>;
+  } catch {
+    return { ok: false, reason: 'input schema is nested too deeply to check; the server must send a flatter schema' };
+  }
+  const compiled = compileInputSchema(frozen);
+  if (compiled.ok) return { ok: true, schema: frozen };
+  const where = compiled.path.length > 0 ? ` at inputSchema.${compiled.path.join('.')}` : '';
+  return { ok: false, reason: `input schema${where} ${compiled.reason}` };
 }
 
 /** What the operator is asked to approve: the command line, or the URL, header names and openings. */

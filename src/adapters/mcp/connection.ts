@@ -10,6 +10,7 @@ import { resolvePinnedTarget, UrlPolicyError } from '../../net/index.js';
 import type { ProcessSupervisor, TreeOutcome } from '../../process/index.js';
 import { RedactionPatterns, redactText } from '../../redaction/index.js';
 import { manifestFingerprint } from './declaration.js';
+import { linearOutputSchemaValidator } from './output-schema-validator.js';
 import { McpError } from './errors.js';
 import { PinnedHttpTransport } from './http-transport.js';
 import { DEFAULT_MAX_LINE_BYTES, SupervisedStdioTransport } from './stdio-transport.js';
@@ -70,7 +71,7 @@ export class McpConnection {
   ) {
     this.server = declaration.name;
     this.secrets = redact.length > 0 ? RedactionPatterns.compile(redact) : null;
-    this.client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: linearOutputSchemaValidator });
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       this.toolsChanged = true;
     });

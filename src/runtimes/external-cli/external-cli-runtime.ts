@@ -4,12 +4,12 @@
 // through the lifecycle layer with no built-in tools, its stream-json parsed under hard bounds
 // and folded into the session's hash-linked event chain, and the supervisor's own budgets.
 import { createHash } from 'node:crypto';
-import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { ResolvedEffectCatalog } from '../../catalog/index.js';
 import { redactDeep, type EffectOutcome } from '../../effects/index.js';
 import type { SupervisedTree, TreeOutcome } from '../../process/index.js';
-import { appendEvents } from '../../store/index.js';
+import { appendEvents, withPrivateUmask, writePrivateFile } from '../../store/index.js';
 import { CallsInFlight, createCatalogServer, mcpToolsFor } from '../mcp-server/catalog-server.js';
 import { startLoopbackMcpHttp, type LoopbackMcpHttp } from '../mcp-server/loopback-http.js';
 import { boundOf } from '../effect-bound.js';
@@ -185,8 +185,9 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
   };
   let outcome: TreeOutcome | null = null;
   try {
-    mkdirSync(p.runDir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(p.runDir, 'mcp.json'), adapter.mcpConfig(http.url, http.token), { mode: 0o600 });
+    // The config holds the run's bearer token: 0600 from the first byte, in a 0700 directory.
+    withPrivateUmask(() => mkdirSync(p.runDir, { recursive: true, mode: 0o700 }));
+    writePrivateFile(join(p.runDir, 'mcp.json'), adapter.mcpConfig(http.url, http.token));
     const env: Record<string, string> = {};
     for (const k of [...BASE_ENV, ...adapter.envPassThrough]) if (process.env[k] !== undefined) env[k] = process.env[k]!;
     fold('runtime.started', { runtime: adapter.name, binary_sha256: sha256(p.binary), argv: p.argv.map((a) => a.slice(0, 500)), budgets: { ...p.budgets } });
@@ -203,7 +204,8 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
       // The end of the stream-json is the run's result: read it all (the pipe closes once every
       // member is gone, so this only waits for our own reading, e.g. on a loaded machine).
       drainAfterExitMs: 10_000,
-      redact: [http.token, ...s.secrets.knownValues().map((b) => b.toString('utf8'))],
+      // Live: secrets the session resolves during the run (its tool calls) are redacted from then on.
+      redact: s.secrets.redaction.withExtra([http.token]),
     });
     o.onEvent({ type: 'runtime_started', runtime: adapter.name, pid: tree.pid, spawnId: tree.spawnId, binary: p.binary, budgets: { ...p.budgets } });
     const wall = setTimeout(() => limit('wall_clock', `${p.budgets.wallClockMs} ms (limits.timeout_seconds)`), p.budgets.wallClockMs);

@@ -1,0 +1,49 @@
+// A server's tools/list is untrusted: a tool whose schema cannot be compiled (invalid pattern, or
+// one the linear-time engine cannot run) is dropped with its reason and the server's other tools
+// stay; a pattern that backtracks exponentially on V8 runs in linear time and stalls nothing.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { withLoopLag } from '../../helpers/loop-lag.js';
+import { fixtureDecl, mcpSuite } from './mcp-fixture.js';
+
+describe('MCP tools with hostile input schemas', { skip: process.platform !== 'linux' && 'fixtures use POSIX tools' }, () => {
+  const s = mcpSuite();
+
+  test('an invalid pattern and a lookahead drop only their tools, with the reason; echo and redos stay', async () => {
+    const core = await s.core({ 'agent/mcp/hs.yaml': fixtureDecl('hs', 'hostile-schemas') });
+    const { found, catalog, call } = await s.session(core, s.manager());
+    const st = found.servers[0]!;
+    assert.equal(st.state, 'connected', st.message ?? '');
+    assert.deepEqual(st.dropped.map((d) => d.tool).sort(), ['broken', 'lookahead']);
+    assert.match(st.dropped.find((d) => d.tool === 'broken')!.reason, /inputSchema\.properties\.q\.pattern .*missing closing \)/);
+    assert.match(st.dropped.find((d) => d.tool === 'lookahead')!.reason, /linear-time engine/);
+    const names = catalog.entries.filter((e) => e.source === 'mcp').map((e) => e.name);
+    assert.ok(names.includes('hs_echo') && names.includes('hs_redos'), names.join(', '));
+    // Output schemas are compiled by the SDK client at listing: an invalid one no longer fails the listing.
+    assert.ok(names.includes('hs_outbroken') && names.includes('hs_outredos'), names.join(', '));
+    assert.ok(!names.includes('hs_broken') && !names.includes('hs_lookahead'), names.join(', '));
+    const echoed = await call('hs_echo', { text: 'still here' });
+    assert.equal(echoed.ok, true, JSON.stringify(echoed));
+  });
+
+  test("redos's '^(a+)+$' against 27 a's and '!' is refused in milliseconds while the event loop keeps ticking; a match still calls the server", async () => {
+    const core = await s.core({ 'agent/mcp/hs.yaml': fixtureDecl('hs', 'hostile-schemas') });
+    const { call } = await s.session(core, s.manager());
+    // 27 characters: V8's backtracking engine needs seconds here (time doubles per character).
+    const { value: out, maxLagMs } = await withLoopLag(() => call('hs_redos', { q: `${'a'.repeat(27)}!` }));
+    assert.equal(!out.ok && out.code, 'ARGS_INVALID', JSON.stringify(out));
+    assert.ok(maxLagMs < 200, `the event loop stalled ${maxLagMs.toFixed(0)} ms`);
+    const ok = await call('hs_redos', { q: 'aaaa' });
+    assert.equal(ok.ok, true, JSON.stringify(ok));
+    assert.match(ok.ok ? ok.views.model.content : '', /aaaa/);
+  });
+
+  test("a structured result checked against the server's outputSchema '^(a+)+$' (27 a's and '!') fails in milliseconds, not seconds", async () => {
+    const core = await s.core({ 'agent/mcp/hs.yaml': fixtureDecl('hs', 'hostile-schemas') });
+    const { call } = await s.session(core, s.manager());
+    const { value: out, maxLagMs } = await withLoopLag(() => call('hs_outredos', {}));
+    assert.ok(maxLagMs < 200, `the event loop stalled ${maxLagMs.toFixed(0)} ms`);
+    const text = JSON.stringify(out);
+    assert.match(text, /output ?schema|structured content/i, text);
+  });
+});
