@@ -9,37 +9,23 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver, type ApprovalRequest } from '../../src/policy/index.js';
 import { sandboxAvailability } from '../../src/process/index.js';
 import type { EffectOutcome } from '../../src/effects/index.js';
-import { tempDir } from '../helpers/procs.js';
+import { filesUnder, tempDir } from '../helpers/procs.js';
 import { runtimeSuite } from './runtime-fixture.js';
 
 const AUTO = 'approval:\n  default: prompt\n  auto_approve: [read-only]\n';
-
-/** Every file under a directory (the suite's state dir: the SQLite store and the artifacts). */
-function files(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out.push(p);
-    }
-  };
-  if (existsSync(root)) walk(root);
-  return out;
-}
 
 /** The bytes the attacker could get: every view of the outcome, and every file of the state dir. */
 function leaked(out: EffectOutcome, stateDir: string, needles: readonly string[]): string[] {
   const found: string[] = [];
   const views = JSON.stringify(out.views);
   for (const n of needles) if (views.includes(n)) found.push(`views: ${n}`);
-  for (const f of files(stateDir)) {
+  for (const f of filesUnder(stateDir)) {
     if (statSync(f).size > 64 * 1024 * 1024) continue;
     const bytes = readFileSync(f);
     for (const n of needles) if (bytes.includes(n)) found.push(`${f}: ${n}`);

@@ -4,27 +4,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApprovalRules, NonInteractiveApprover, RuleApprover, type Approver } from '../../src/policy/index.js';
 import { canonicalJson, readEvents } from '../../src/store/index.js';
 import { redactDeep, textRedactor } from '../../src/effects/views.js';
+import { filesUnder } from '../helpers/procs.js';
 import { runtimeSuite } from './runtime-fixture.js';
 
 const SRC = 'SV_PIPELINE_TEST_SECRET_SRC';
-
-function files(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out.push(p);
-    }
-  };
-  if (existsSync(root)) walk(root);
-  return out;
-}
 
 test('the secret-removal walk keeps a "__proto__" key a key: the store takes the redacted copy', () => {
   const secret = `sv-${randomBytes(12).toString('hex')}`;
@@ -78,7 +66,7 @@ describe('secrets in the effect pipeline', { skip: process.platform !== 'linux' 
     assert.ok(Date.parse(bindings[0]!.expiresAt) > Date.now());
     const db = s.dir; // the store lives in the suite's state dir; scan every file the suite wrote
     void db;
-    const stateFiles = files(join(suite.db().name, '..'));
+    const stateFiles = filesUnder(join(suite.db().name, '..'));
     assert.ok(stateFiles.length > 0);
     for (const f of stateFiles) {
       if (statSync(f).size > 64 * 1024 * 1024) continue;

@@ -1,6 +1,6 @@
 // Test helpers: find processes by their SUPERVISOR_SPAWN_ID marker, wait for conditions, and make
 // sure nothing a test started outlives it.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,4 +88,18 @@ export function killMarked(spawnIds: Iterable<string>): number {
 export function tempDir(prefix = 'supervisor-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Every regular file under `root` (none if it does not exist): for scanning a state dir's store and artifacts. */
+export function filesUnder(root: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.push(p);
+    }
+  };
+  if (existsSync(root)) walk(root);
+  return out;
 }

@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCatalog } from '../../src/catalog/index.js';
 import { loadCore } from '../../src/core/index.js';
@@ -14,22 +14,9 @@ import { SecretStore } from '../../src/secrets/index.js';
 import { SessionStore } from '../../src/store/index.js';
 import { runtimeSuite } from '../effects/runtime-fixture.js';
 import { makeCore } from '../core/temp-core.js';
-import { tempDir, waitFor } from '../helpers/procs.js';
+import { filesUnder, tempDir, waitFor } from '../helpers/procs.js';
 
 const SRC = 'SV_LIVE_REDACTION_SECRET_SRC';
-
-function filesUnder(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out.push(p);
-    }
-  };
-  if (existsSync(root)) walk(root);
-  return out;
-}
 
 describe('redaction follows the secrets, not the start time', { skip: process.platform !== 'linux' && 'POSIX shell commands' }, () => {
   const suite = runtimeSuite();
