@@ -122,6 +122,41 @@ describe('--approve / --deny rules', () => {
     }
   });
 
+  it('a glob matches in time linear in the command, with the same answers as the regular expression it replaced', () => {
+    // Before: '*a*a*a*a*b' compiled to a backtracking regular expression; a model's command of
+    // 2,000 'a's held the supervisor's event loop for minutes.
+    for (const verdict of ['approve', 'deny'] as const) {
+      const rule = parseApprovalRule('terminal:*a*a*a*a*a*b', verdict);
+      const t0 = performance.now();
+      assert.equal(rule.matches({ toolName: 'terminal', capability: 'terminal.exec', actionSummary: 'a'.repeat(64 * 1024) }), false);
+      assert.ok(performance.now() - t0 < 5_000, `${verdict}: ${Math.round(performance.now() - t0)} ms for 64 KiB`);
+    }
+    // The old semantics as a reference, on every short text over a small alphabet with the unsafe characters.
+    const UNSAFE = ';&|<>`$(){}\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029';
+    const reference = (glob: string, verdict: 'approve' | 'deny'): RegExp => {
+      const any = verdict === 'approve' ? `[^${UNSAFE}]` : '[\\s\\S]';
+      let src = '';
+      for (let i = 0; i < glob.length; i++) {
+        const c = glob[i]!;
+        if (c === '\\') src += `\\${glob[++i]!}`;
+        else if (c === '*') src += `${any}*`;
+        else if (c === '?') src += any;
+        else src += /[\\^$.*+?()[\]{}|/]/.test(c) ? `\\${c}` : c;
+      }
+      return new RegExp(`^${src}$`, 'u');
+    };
+    const alphabet = ['a', 'b', ';', ' ', '\n'];
+    const texts: string[] = [''];
+    for (let len = 1; len <= 4; len++) for (let k = 0; k < alphabet.length ** len; k++) texts.push([...Array(len)].map((_, j) => alphabet[Math.floor(k / alphabet.length ** j) % alphabet.length]).join(''));
+    for (const glob of ['*', '?', 'a*', '*b', 'a?b', '*a*', 'a*;*', '**', 'a\\*', '?*?', '*;', 'ab']) {
+      for (const verdict of ['approve', 'deny'] as const) {
+        const rule = parseApprovalRule(`terminal:${glob}`, verdict);
+        const re = reference(glob, verdict);
+        for (const t of texts) assert.equal(rule.matches({ toolName: 'terminal', capability: 'terminal.exec', actionSummary: t }), re.test(t), `${verdict} ${glob} ${JSON.stringify(t)}`);
+      }
+    }
+  });
+
   it('a tool rule approves every action of that tool and nothing else', async () => {
     const approver = new RuleApprover(rules(['terminal']));
     assert.equal((await approver.decide(request({ actionSummary: 'rm -rf build' }))).approved, true);
