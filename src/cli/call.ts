@@ -1,6 +1,6 @@
 // `supervisor call <core> <tool>`: one effect through the full pipeline, without a model.
 import { resolve } from 'node:path';
-import { displayText } from '../redaction/index.js';
+import { displayJson, displayText } from '../redaction/index.js';
 import { openCoreSession } from './core-session.js';
 import { viewPrinter } from './view-printer.js';
 import { parseFlags } from './flags.js';
@@ -56,6 +56,13 @@ export async function runCall(argv: string[]): Promise<number> {
       approve: f.multi.get('approve') ?? [],
       deny: f.multi.get('deny') ?? [],
       interactive: !f.bool.has('json'),
+      // The same "still running" beat as run, on stderr: stdout holds the one result.
+      onProgress: (p) =>
+        void process.stderr.write(
+          f.bool.has('json')
+            ? `${displayJson({ type: 'progress', ...p })}\n`
+            : `${displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`)}\n`,
+        ),
     },
     'call',
   );

@@ -174,4 +174,18 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
       ],
     );
   });
+  test('call shows the same "still running" beat as run, on stderr, readable and --json; stdout keeps only the result', () => {
+    const core = makeCore({ 'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n' });
+    const args = JSON.stringify({ command: 'sleep 10.6; echo slept' });
+    const text = cli('call', core, 'terminal', '--args', args, '--approve', 'terminal', '--state-dir', state());
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stderr, /… terminal 1\d s, still running/);
+    assert.match(text.stdout, /slept/);
+    assert.doesNotMatch(text.stdout, /still running/);
+    const json = cli('call', core, 'terminal', '--args', args, '--approve', 'terminal', '--json', '--state-dir', state());
+    assert.equal(json.status, 0, json.stderr);
+    const beats = json.stderr.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; tool: string; message: string });
+    assert.ok(beats.some((b) => b.type === 'progress' && b.tool === 'terminal' && b.message === 's, still running'), json.stderr);
+    assert.equal(JSON.parse(json.stdout).ok, true, 'stdout is one JSON object');
+  });
 });
