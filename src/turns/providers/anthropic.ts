@@ -4,7 +4,7 @@
 import type { HistoryItem, ModelProvider, ModelStream, ModelToolCall, ModelTurn, ToolDefinition } from '../model-provider.js';
 import type { ProviderError } from './errors.js';
 import { readJsonBody, streamEvents, type ProviderContext } from './provider-context.js';
-import { fallbackCallId, isPlainObject, parseToolArguments } from './tool-args.js';
+import { boundToolArguments, fallbackCallId, isPlainObject, parseToolArguments } from './tool-args.js';
 import type { ProviderSettings } from './settings.js';
 import type { ResponseData } from './transport.js';
 
@@ -159,7 +159,7 @@ function finish(blocks: Block[], stop: string | null, fail: Fail): ModelTurn {
   const toolCalls: ModelToolCall[] = calls.map((b) => ({
     id: b.id || fallbackCallId(),
     name: b.name,
-    arguments: b.json !== '' ? parseToolArguments(b.json) : (b.input ?? {}),
+    arguments: b.json !== '' ? parseToolArguments(b.json) : boundToolArguments(b.input ?? {}),
   }));
   return { text: text === '' ? null : text, toolCalls };
 }

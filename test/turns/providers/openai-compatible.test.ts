@@ -5,6 +5,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NonInteractiveApprover } from '../../../src/policy/index.js';
 import { createRemoteProvider, ProviderError, runTurn, type HistoryItem, type RemoteModelProvider, type TurnEvent } from '../../../src/turns/index.js';
+import { SessionStore } from '../../../src/store/index.js';
 import { runtimeSuite } from '../../effects/runtime-fixture.js';
 import { FAST_RETRY, FakeModelServer, keyStore, oa, sse, status } from './fake-model-server.js';
 
@@ -104,6 +105,29 @@ describe('openai-compatible provider', () => {
     assert.equal(result.outcome.ok, false);
     const replayed = server.received.at(-1)!.body.messages.find((m: any) => m.role === 'assistant');
     assert.equal(replayed.tool_calls[0].function.arguments, '{"command": "echo', 'replayed as the model sent it');
+  });
+
+  test('arguments nested 600 deep (a 1.2 KB reply) are refused as a tool error and the history is stored; the run goes on', async () => {
+    const { runtime, ctx } = await suite.runtime({ files: { 'agent.yaml': AGENT }, approver: new NonInteractiveApprover(), principal: 'p' });
+    const sessions = new SessionStore(suite.db());
+    const deep = `{"command": ${'['.repeat(600)}${']'.repeat(600)}}`;
+    server.reply(sse([...oa.calls([{ id: 'd1', name: 'terminal', args: deep }]), oa.finish('tool_calls'), oa.done]), sse([...oa.text('understood'), oa.finish('stop'), oa.done]));
+    const events: TurnEvent[] = [];
+    const r = await runTurn('go', {
+      runtime,
+      provider: await provider(),
+      ...ctx,
+      maxIterations: 3,
+      onEvent: (e) => events.push(e),
+      // What the local runtime does: every history item into the store (it refused the whole message before).
+      onHistory: (item) => sessions.addMessageDeferred({ principal: ctx.principal }, ctx.sessionId, { role: item.role, content: item }),
+    });
+    assert.equal(r.outcome, 'completed');
+    assert.equal(r.finalText, 'understood');
+    const result = events.find((e) => e.type === 'tool_result') as Extract<TurnEvent, { type: 'tool_result' }>;
+    assert.deepEqual([result.outcome.ok, !result.outcome.ok && result.outcome.code], [false, 'ARGS_INVALID']);
+    const stored = sessions.listMessages({ principal: ctx.principal }, ctx.sessionId).map((m) => m.role);
+    assert.deepEqual(stored, ['user', 'assistant', 'tool', 'assistant']);
   });
 
   test('401: a typed auth error naming provider, host and secret, never the key, even when the server echoes it', async () => {
