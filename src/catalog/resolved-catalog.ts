@@ -71,11 +71,14 @@ export class ResolvedEffectCatalog {
   readonly capabilities: CapabilitySnapshot;
   readonly principal: string;
   readonly core: CoreSnapshot;
+  /** MCP tools left out of this catalog, each with why (a name another source already defines). */
+  readonly droppedMcpTools: readonly { name: string; server: string; reason: string }[];
   private readonly byNameMap: ReadonlyMap<string, CatalogEntry>;
   private readonly refs: ReadonlySet<string>;
 
-  constructor(identity: CatalogIdentityInput, core: CoreSnapshot, entries: CatalogEntry[]) {
+  constructor(identity: CatalogIdentityInput, core: CoreSnapshot, entries: CatalogEntry[], droppedMcpTools: readonly { name: string; server: string; reason: string }[] = []) {
     this.id = catalogIdentity(identity);
+    this.droppedMcpTools = Object.freeze(droppedMcpTools.map((d) => Object.freeze({ ...d })));
     this.principal = identity.principal;
     this.capabilities = identity.capabilities;
     this.core = core;
@@ -179,7 +182,15 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
       provenance: `authored tool ${t.source.manifest}`,
     });
   }
+  // A server's tool list is data from outside: a name that another source already defines drops
+  // that one tool with the reason, never the whole catalog (a remote server could end any run).
+  const droppedMcpTools: { name: string; server: string; reason: string }[] = [];
   for (const m of input.mcpTools ?? []) {
+    const prior = seen.get(m.name);
+    if (prior) {
+      droppedMcpTools.push({ name: m.name, server: m.server, reason: `its name "${m.name}" is already defined by ${prior.provenance}; rename one of them (MCP include/exclude in ${m.declarationFile}, or the other tool)` });
+      continue;
+    }
     add({
       name: m.name,
       description: m.description,
@@ -201,7 +212,7 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
     }
   }
   checkConfigRules(core, entries);
-  return new ResolvedEffectCatalog(identity, core, entries);
+  return new ResolvedEffectCatalog(identity, core, entries, droppedMcpTools);
 }
 
 /**

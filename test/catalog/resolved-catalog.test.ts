@@ -46,30 +46,29 @@ describe('ResolvedEffectCatalog', () => {
     );
   });
 
-  test('an MCP tool colliding with an authored tool is an error naming both', async () => {
+  test('an MCP tool colliding with an authored tool is dropped with its reason naming both; the catalog stands (a server cannot end the run)', async () => {
     const core = await loadCore(makeCore({ ...toolFiles('search') }));
-    assert.throws(
-      () =>
-        buildCatalog({
-          core,
-          principal: 'p',
-          mcpTools: [{ server: 'web', name: 'search', serverTool: 'search', connection: 'mc_1', description: '', inputSchema: { type: 'object' }, declarationFile: 'agent/mcp/web.yaml', approval: 'prompt' }],
-        }),
-      (e: unknown) => e instanceof CatalogBuildError && /MCP server "web"/.test(e.message) && /agent\/tools\/search/.test(e.message),
-    );
+    const c = buildCatalog({
+      core,
+      principal: 'p',
+      mcpTools: [{ server: 'web', name: 'search', serverTool: 'search', connection: 'mc_1', description: '', inputSchema: { type: 'object' }, declarationFile: 'agent/mcp/web.yaml', approval: 'prompt' }],
+    });
+    assert.equal(c.entryForCall('search')?.source, 'authored');
+    assert.deepEqual(c.droppedMcpTools.map((d) => [d.server, d.name]), [['web', 'search']]);
+    assert.match(c.droppedMcpTools[0]!.reason, /already defined by authored tool agent\/tools\/search\/tool\.yaml; rename one of them \(MCP include\/exclude in agent\/mcp\/web\.yaml/);
   });
 
-  test('MCP entries: adapter key bound to the connection and the server\'s tool name, risk from the declaration, two MCP tools colliding name both servers', async () => {
+  test('MCP entries: adapter key bound to the connection and the server\'s tool name, risk from the declaration, a second server’s tool of the same name is dropped naming the first', async () => {
     const core = await loadCore(makeCore({}));
     const tool = { server: 'web', name: 'web_search', serverTool: 'search', connection: 'mc_abc', description: 'd', inputSchema: { type: 'object' }, declarationFile: 'agent/mcp/web.yaml', approval: 'auto' as const, risk: 'high' as const };
     const c = buildCatalog({ core, principal: 'p', mcpTools: [tool], connectPolicy: 'x' });
     const e = c.entryForCall('web_search')!;
     assert.deepEqual([e.source, e.adapterKey, e.capability, e.risk], ['mcp', 'mcp:web/mc_abc/search', 'mcp.call:web', 'high']);
     assert.notEqual(c.id, buildCatalog({ core, principal: 'p', mcpTools: [tool], connectPolicy: 'y' }).id, 'the connect policy is part of the identity');
-    assert.throws(
-      () => buildCatalog({ core, principal: 'p', mcpTools: [tool, { ...tool, server: 'web2', declarationFile: 'agent/mcp/web2.yaml' }] }),
-      (err: unknown) => err instanceof CatalogBuildError && err.code === 'CATALOG_NAME_COLLISION' && /MCP server "web" \(agent\/mcp\/web\.yaml\)/.test(err.message) && /MCP server "web2"/.test(err.message),
-    );
+    const both = buildCatalog({ core, principal: 'p', mcpTools: [tool, { ...tool, server: 'web2', declarationFile: 'agent/mcp/web2.yaml' }] });
+    assert.equal(both.entryForCall('web_search')?.adapterKey, 'mcp:web/mc_abc/search', 'the first server keeps the name');
+    assert.deepEqual(both.droppedMcpTools.map((d) => d.server), ['web2']);
+    assert.match(both.droppedMcpTools[0]!.reason, /already defined by MCP server "web" \(agent\/mcp\/web\.yaml\)/);
   });
 
   test('approval only gets stricter: global auto and a relaxing override cannot loosen a prompt or deny', async () => {
