@@ -3,7 +3,7 @@
 // except the turn engine turning a model's call into an EffectRequest for *this* catalog.
 import { createHash } from 'node:crypto';
 import type { CoreSnapshot, DiscoveredMcpTool } from '../core/index.js';
-import { CapabilitySnapshot, foldGlobal, ruleVocabulary, stricter, unreachableConfigRule, type ApprovalPolicy } from '../policy/index.js';
+import { CapabilitySnapshot, foldGlobalExplained, ruleVocabulary, stricter, unreachableConfigRule, type ApprovalFloor, type ApprovalPolicy } from '../policy/index.js';
 import { BUILTIN_TOOLSET_DEFINITIONS, TOOLS_LIST, type BuiltinDefinition } from './builtin-definitions.js';
 
 export type SourceKind = 'builtin' | 'authored' | 'mcp';
@@ -23,6 +23,14 @@ export interface CatalogEntry {
   readonly capability: string;
   /** Declared policy folded with the core's global policy: never less strict than declared. */
   readonly approval: ApprovalPolicy;
+  /** The policy its source declared (a manifest, an MCP declaration, a builtin definition). */
+  readonly declaredApproval: ApprovalPolicy;
+  /**
+   * The agent.yaml setting that made `approval` stricter than declared, as a person writes it
+   * (`approval.default: prompt`, `approval.rules["net.*"]: prompt`, `tools.deploy.approval: deny`);
+   * null when the entry's own declaration decides.
+   */
+  readonly approvalFloor: string | null;
   readonly risk: 'low' | 'medium' | 'high';
   /** Where the entry came from, for people: a toolset, a manifest path, an MCP declaration. */
   readonly provenance: string;
@@ -123,6 +131,13 @@ export function identityInputFor(input: BuildCatalogInput): CatalogIdentityInput
   };
 }
 
+/** The agent.yaml setting that set an entry's policy, in the file's own spelling (see CatalogEntry.approvalFloor). */
+function floorText(policy: ApprovalPolicy, floor: ApprovalFloor, override: string | null): string | null {
+  if (floor?.kind === 'default') return `approval.default: ${policy}`;
+  if (floor?.kind === 'rule') return `approval.rules[${JSON.stringify(floor.capability)}]: ${policy}`;
+  return override;
+}
+
 export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
   const { core } = input;
   const identity = identityInputFor(input);
@@ -131,7 +146,7 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
   const overrides = core.agent.tools;
   const entries: CatalogEntry[] = [];
   const seen = new Map<string, CatalogEntry>();
-  const add = (e: Omit<CatalogEntry, 'ref' | 'approval' | 'coreRevision'> & { declared: ApprovalPolicy }): void => {
+  const add = (e: Omit<CatalogEntry, 'ref' | 'approval' | 'coreRevision' | 'declaredApproval' | 'approvalFloor'> & { declared: ApprovalPolicy }): void => {
     const prior = seen.get(e.name);
     if (prior) {
       const fix = prior.source === 'builtin' || e.source === 'builtin' ? 'rename the authored or MCP tool' : 'rename one of them';
@@ -143,6 +158,7 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
     const override = overrides[e.name];
     // An agent.yaml override is one more input to the fold: it can tighten, never relax.
     const declared = override?.approval ? stricter(e.declared, override.approval) : e.declared;
+    const folded = foldGlobalExplained(declared, core.agent.approval.default, rules, e.capability);
     const { declared: _d, ...rest } = e;
     const entry: CatalogEntry = {
       ...rest,
@@ -150,7 +166,9 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
       risk: override?.risk && riskRank(override.risk) > riskRank(e.risk) ? override.risk : e.risk,
       ref: `${id}#${entries.length}`,
       coreRevision: core.revision,
-      approval: foldGlobal(declared, core.agent.approval.default, rules, e.capability),
+      approval: folded.policy,
+      declaredApproval: e.declared,
+      approvalFloor: floorText(folded.policy, folded.floor, declared !== e.declared ? `tools.${e.name}.approval: ${declared}` : null),
     };
     seen.set(entry.name, entry);
     entries.push(entry);

@@ -16,7 +16,8 @@ export const CATALOG_HELP = `Usage: supervisor catalog <core> [--json] [--discov
 
 Loads the core (nothing of it is executed) and prints the catalog one turn would resolve: each
 tool's name, source (builtin, authored, mcp), capability, effective approval policy (the tool's
-own, made stricter by the core's global policy), risk and provenance, plus the core revision and
+own, made stricter by the core's global policy; the agent.yaml setting that did so is named, e.g.
+"prompt (approval.default)"), risk and provenance, plus the core revision and
 the catalog identity; then each declared MCP server: its transport and target, whether the core
 grants mcp.connect:<server>, and its effective connect policy.
 
@@ -81,7 +82,9 @@ export async function runCatalog(argv: string[]): Promise<number> {
     name: e.name,
     source: e.source,
     capability: e.capability,
-    approval: e.approval,
+    // Text names the agent.yaml setting that tightened it; --json keeps the policy and adds the fields.
+    approval: json || e.approvalFloor === null ? e.approval : `${e.approval} (${e.approvalFloor.replace(/: \w+$/, '')})`,
+    ...(json ? { declaredApproval: e.declaredApproval, approvalFloor: e.approvalFloor } : {}),
     risk: e.risk,
     granted: catalog.capabilities.allows(e.capability),
     provenance: e.provenance,

@@ -60,7 +60,11 @@ function howToAllow(entry: CatalogEntry): string {
     const readOnly = entry.name === 'terminal' ? '; read-only commands inside the workspace can be auto-approved with approval.auto_approve: [read-only] in agent.yaml' : '';
     return `${entry.name} is a builtin: configuration can make its approval stricter, never looser${readOnly}`;
   }
-  return `or set approval: auto where it is declared (${entry.provenance}), if agent.yaml's approval settings do not tighten it`;
+  // The setting that actually decides: a floor in agent.yaml, or the declaration itself.
+  if (entry.approvalFloor !== null) {
+    return `${entry.name} is declared ${entry.declaredApproval} (${entry.provenance}); agent.yaml's ${entry.approvalFloor} makes it ${entry.approval}: change that setting (agent.yaml only tightens a tool's approval)`;
+  }
+  return `or set approval: auto where it is declared (${entry.provenance})`;
 }
 
 /** What the audit records about containment: sandboxed or not, and why (never guessed later). */

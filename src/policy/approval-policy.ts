@@ -55,16 +55,40 @@ export function foldGlobal(
   perCapabilityRules: readonly CapabilityPolicyRule[],
   capability: string,
 ): ApprovalPolicy {
+  return foldGlobalExplained(entryPolicy, globalPolicy, perCapabilityRules, capability).policy;
+}
+
+/** Which input of the fold set the effective policy, when it is stricter than the entry's own. */
+export type ApprovalFloor = { kind: 'default' } | { kind: 'rule'; capability: string } | null;
+
+/**
+ * foldGlobal, saying which setting made the result stricter than `entryPolicy` (the last input
+ * that raised it: changing that one setting is what would change the result). null: the entry's own.
+ */
+export function foldGlobalExplained(
+  entryPolicy: ApprovalPolicy,
+  globalPolicy: ApprovalPolicy | undefined,
+  perCapabilityRules: readonly CapabilityPolicyRule[],
+  capability: string,
+): { policy: ApprovalPolicy; floor: ApprovalFloor } {
   let effective = parseApprovalPolicy(entryPolicy, 'entry approval policy');
-  if (globalPolicy !== undefined) effective = stricter(effective, parseApprovalPolicy(globalPolicy, 'global approval policy'));
+  let floor: ApprovalFloor = null;
+  const tighten = (policy: ApprovalPolicy, by: Exclude<ApprovalFloor, null>): void => {
+    const next = stricter(effective, policy);
+    if (next !== effective) {
+      effective = next;
+      floor = by;
+    }
+  };
+  if (globalPolicy !== undefined) tighten(parseApprovalPolicy(globalPolicy, 'global approval policy'), { kind: 'default' });
   const required = parseCapability(capability, 'requirement', 'entry capability');
   perCapabilityRules.forEach((rule, i) => {
     const where = `approval rules[${i}]`;
     const pattern = parseCapability(rule?.capability, 'grant', `${where}.capability`);
     const policy = parseApprovalPolicy(rule?.policy, `${where}.policy`);
-    if (capabilityCovers(pattern, required)) effective = stricter(effective, policy);
+    if (capabilityCovers(pattern, required)) tighten(policy, { kind: 'rule', capability: rule.capability });
   });
-  return effective;
+  return { policy: effective, floor };
 }
 
 /** Validates per-capability rules up front (at core load), so a bad rule fails before any turn. */

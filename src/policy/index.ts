@@ -14,6 +14,8 @@ export {
   type AutoApprovalAllowance,
   type CapabilityPolicyRule,
   foldGlobal,
+  foldGlobalExplained,
+  type ApprovalFloor,
   isApprovalPolicy,
   NO_AUTO_ALLOWANCE,
   parseApprovalPolicy,
