@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { approvalPolicy, grantField, httpUrlField, nameField, noDuplicates, relativePathField, riskLevel, secretRef } from './fields.js';
 import { BUILTIN_TOOLSETS } from './names.js';
-import { parseCidr } from '../net/index.js';
+import { compileAllowlist, parseCidr, parseIp } from '../net/index.js';
 import { SecretBindingListSchema, SecretsSectionSchema } from './secrets-schema.js';
 
 /** Metadata an agent may express for one tool; the catalog decides whether it only tightens. */
@@ -82,7 +82,17 @@ export const NetworkSchema = z
           .string()
           .min(1)
           .max(253)
-          .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, { message: "must be a lower-case host name or '*.suffix', e.g. 'wiki.internal' or '*.corp.example'" }),
+          .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, { message: "must be a lower-case host name or '*.suffix', e.g. 'wiki.internal' or '*.corp.example'" })
+          // The URL policy's own check, at load: '127.0.0.1' passed the pattern above and then failed
+          // every web_extract at step 4 (url.allowlist_invalid).
+          .superRefine((s, ctx) => {
+            try {
+              compileAllowlist({ hosts: [s] });
+            } catch {
+              const ip = parseIp(s.startsWith('*.') ? s.slice(2) : s) !== null;
+              ctx.addIssue({ code: z.ZodIssueCode.custom, message: ip ? `'${s}' is an IP address; put addresses in network.allow_cidrs (e.g. '${s}/32')` : `'${s}' is not a host name` });
+            }
+          }),
       )
       .max(256)
       .default([]),

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUILTIN_TOOLSETS, computeRevision, loadCore } from '../../src/core/index.js';
-import { makeCore, makeTempDir, removeTempCores, toolFiles, writeFiles } from './temp-core.js';
+import { hasIssue, loadFails, makeCore, makeTempDir, removeTempCores, toolFiles, writeFiles } from './temp-core.js';
 
 // dist/test/core -> project root
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -171,5 +171,15 @@ describe('workspace and defaults', () => {
     const dir = makeCore(toolFiles('gamma'));
     fs.symlinkSync(path.join(dir, 'agent/tools/gamma'), path.join(dir, 'agent/tools/delta'));
     await assert.rejects(loadCore(dir), /agent\/tools\/delta\/tool\.yaml:1:7: name: 'gamma' differs from the directory name 'delta'/);
+  });
+});
+
+describe('network allowlist', () => {
+  it('an IP address in network.allow_hosts is a load error with file, field and line that points at allow_cidrs (it used to fail every web_extract at step 4)', async () => {
+    const err = await loadFails(makeCore({ 'agent.yaml': 'name: t\ntoolsets: [web]\nnetwork:\n  allow_hosts: [wiki.internal, 127.0.0.1]\n' }));
+    const issue = hasIssue(err, 'agent.yaml', 'network.allow_hosts[1]', "'127.0.0.1' is an IP address", 'network.allow_cidrs', "'127.0.0.1/32'");
+    assert.equal(issue.line, 4);
+    // A host name still loads.
+    await loadCore(makeCore({ 'agent.yaml': 'name: t\ntoolsets: [web]\nnetwork:\n  allow_hosts: [wiki.internal, "*.corp.example"]\n' }));
   });
 });
