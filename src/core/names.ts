@@ -1,4 +1,5 @@
 // Names that reach a model API or a process environment, checked once here for every file.
+import { closestSpelling } from '../policy/rule-vocabulary.js';
 
 /**
  * Tool and MCP server names. Model APIs accept tool names matching [a-zA-Z0-9_-]{1,64}; we take
@@ -36,30 +37,8 @@ export const MAX_TOOL_DIR_DEPTH = 8;
 /** A key that would touch an object's prototype if some later code copied it naively. */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** The likeliest intended key, within a small edit distance; used only to suggest a spelling fix. */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const c of candidates) {
-    const d = distance(word, c);
-    if (d < bestD) {
-      best = c;
-      bestD = d;
-    }
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  if (a.length > 64 || b.length > 64) return Number.POSITIVE_INFINITY;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? Number.POSITIVE_INFINITY;
-}
+/**
+ * The likeliest intended key, within a small edit distance; used only to suggest a spelling fix.
+ * The same rule as the approval rules' suggestions (one bounded edit distance for the project).
+ */
+export const closest = (word: string, candidates: readonly string[]): string | undefined => closestSpelling(word, candidates);
