@@ -30,6 +30,7 @@ import { probeJobObjects, probeLibproc, probeSandbox, probeThreadTier } from './
 import { pidsWithSpawnMarker } from '../process/linux/procfs.js';
 import { probeToolHostContainment } from './doctor-tool-host-probe.js';
 import { probeTerminalAutoApproval } from './doctor-terminal-probe.js';
+import { probeStateDir } from './doctor-state-dir-probe.js';
 
 export interface DoctorEntry {
   ok: boolean;
@@ -55,6 +56,7 @@ export const DOCTOR_MECHANISMS = [
   'jobObjects',
   'libproc',
   'toolHostContainment',
+  'stateDir',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
@@ -77,6 +79,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   jobObjects: ['win32'],
   libproc: ['darwin'],
   toolHostContainment: 'all',
+  stateDir: 'all',
 };
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to every probe child; the full value adds our pid and a nonce. */
@@ -109,6 +112,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     jobObjects: (c) => probeJobObjects(c.marker),
     libproc: () => probeLibproc(),
     toolHostContainment: (c) => probeToolHostContainment((command, args, env) => runChild(c, command, args, undefined, env)),
+    stateDir: () => probeStateDir(),
   };
   const report = {} as DoctorReport;
   try {

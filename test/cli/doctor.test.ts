@@ -80,3 +80,23 @@ test('the thread-tier probe reports a host that dies at start or never answers a
     await Promise.all(started.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
   }
 });
+
+test('doctor stateDir: a private state dir is ok, one others can enter is a finding with the fix, a missing one will be made 0700', { skip: process.platform === 'win32' && 'no modes on Windows' }, async () => {
+  const { mkdtempSync, chmodSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { probeStateDir } = await import('../../src/cli/doctor-state-dir-probe.js');
+  const dir = mkdtempSync(join(tmpdir(), 'doctor-state-'));
+  try {
+    assert.deepEqual([probeStateDir({ SUPERVISOR_STATE_DIR: dir }).ok], [true]);
+    chmodSync(dir, 0o755);
+    const open = probeStateDir({ SUPERVISOR_STATE_DIR: dir });
+    assert.equal(open.ok, false);
+    assert.match(open.detail, new RegExp(`mode 0755: others can enter it.*chmod 700 ${dir}`));
+    assert.equal(probeStateDir({ SUPERVISOR_STATE_DIR: dir, SUPERVISOR_ALLOW_SHARED_STATE_DIR: '1' }).ok, true);
+    const missing = probeStateDir({ SUPERVISOR_STATE_DIR: join(dir, 'new') });
+    assert.deepEqual([missing.ok, /will be made 0700/.test(missing.detail)], [true, true]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
