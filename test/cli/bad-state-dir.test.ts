@@ -109,7 +109,10 @@ describe('bad state dirs', () => {
     assert.equal(digest(dir), before, 'nothing in the existing store changed');
   });
 
-  test('a missing parent the user may not enter: a clear refusal', { skip: !(isRoot && has('setpriv')) && 'needs root to run as nobody' }, () => {
+  // nobody must be able to read the checkout itself: a clone inside a 0700 mktemp dir (CI's own
+  // command) is not, and the CLI would fail to start for that reason instead of the one under test.
+  const nobodyReadsCli = (): boolean => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'test', '-r', CLI]).status === 0;
+  test('a missing parent the user may not enter: a clear refusal', { skip: !(isRoot && has('setpriv') && nobodyReadsCli()) && 'needs root to run as nobody, and a checkout nobody can read' }, () => {
     const locked = join(tmp.path, 'locked');
     mkdirSync(locked, { mode: 0o700 });
     chmodSync(tmp.path, 0o755);
