@@ -231,12 +231,13 @@ describe('sandbox tier (bubblewrap)', { skip: SKIP }, () => {
     });
     await printed;
     // bwrap outside, bwrap's reaper (pid 1 inside), sh, two sleeps: all carry the marker.
-    const pids = await waitFor('5 marked processes', () => {
+    // "ready" can print before the backgrounded setsid(1) has run setsid(2): wait until the
+    // grandchild has really left the tree's session, so the kill below is tested against it.
+    const pids = await waitFor('5 marked processes, one in its own session', () => {
       const p = markedPids(tree.spawnId);
-      return p.length >= 5 ? p : null;
+      const escaped = p.filter((pid) => readStat(pid)?.session !== tree.sid);
+      return p.length >= 5 && escaped.length >= 1 ? p : null;
     });
-    const escaped = pids.filter((p) => readStat(p)?.session !== tree.sid);
-    assert.ok(escaped.length >= 1, 'the setsid grandchild left the tree\'s session');
     const out = await tree.stop();
     assert.equal(out.reason, 'cancelled');
     assert.equal(out.killed.survivors, 0);
