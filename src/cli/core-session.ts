@@ -1,6 +1,5 @@
 // What `run` and `call` share: load the core, resolve this turn's catalog, open the process layer
 // and the store, start a session, and pick the approver (rules first, then a terminal or nobody).
-import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { McpConnectionManager, type DiscoveryResult, type McpEnvResolver } from '../adapters/mcp/index.js';
 import { buildCatalog, CatalogBuildError, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
@@ -72,9 +71,9 @@ export function mcpSecretResolver(store: SecretStore, capabilities: CapabilitySn
   };
 }
 
-export function localPrincipal(): string {
-  return `local:${userInfo().username}`;
-}
+import { localPrincipal } from './principal.js';
+
+export { localPrincipal };
 
 /** Loads and resolves a core, turning a load error into a usage-style message naming the files. */
 export async function loadCoreForCli(dir: string | undefined, command: string): Promise<{ core: CoreSnapshot; catalog: ResolvedEffectCatalog; principal: string }> {

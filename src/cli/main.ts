@@ -1,16 +1,10 @@
 // The `supervisor` command. Policy lives below; this file only parses and dispatches.
 import { StoreError } from '../store/index.js';
 import { readFileSync } from 'node:fs';
-import { runExec } from './exec.js';
-import { runDoctorCommand } from './doctor.js';
-import { runReconcile } from './reconcile.js';
-import { runAudit } from './audit.js';
-import { runCall } from './call.js';
-import { runCatalog } from './catalog.js';
-import { runRun } from './run.js';
-import { runServe } from './serve.js';
-import { runPlan } from './plan.js';
-import { runApprovals, runCancel, runLogs, runSessions, runTasks } from './operator.js';
+// Each command's module is imported when that command runs: `run` and `serve` pull in the MCP SDK,
+// the catalog and the effect pipeline (about 0.6 s of CPU), which an operator's `sessions` or
+// `approvals` from another terminal must not pay for (issue 16: they answer within 2 s while a run is
+// busy, on a loaded machine too).
 import { UsageError } from './usage.js';
 import { reportFailure } from './failure.js';
 
@@ -65,33 +59,33 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${version()}\n`);
         return 0;
       case 'exec':
-        return await runExec(rest);
+        return await (await import('./exec.js')).runExec(rest);
       case 'doctor':
-        return await runDoctorCommand(rest);
+        return await (await import('./doctor.js')).runDoctorCommand(rest);
       case 'reconcile':
-        return await runReconcile(rest);
+        return await (await import('./reconcile.js')).runReconcile(rest);
       case 'audit':
-        return await runAudit(rest);
+        return await (await import('./audit.js')).runAudit(rest);
       case 'run':
-        return await runRun(rest);
+        return await (await import('./run.js')).runRun(rest);
       case 'call':
-        return await runCall(rest);
+        return await (await import('./call.js')).runCall(rest);
       case 'serve':
-        return await runServe(rest);
+        return await (await import('./serve.js')).runServe(rest);
       case 'plan':
-        return await runPlan(rest);
+        return await (await import('./plan.js')).runPlan(rest);
       case 'catalog':
-        return await runCatalog(rest);
+        return await (await import('./catalog.js')).runCatalog(rest);
       case 'sessions':
-        return await runSessions(rest);
+        return await (await import('./operator.js')).runSessions(rest);
       case 'tasks':
-        return await runTasks(rest);
+        return await (await import('./operator.js')).runTasks(rest);
       case 'logs':
-        return await runLogs(rest);
+        return await (await import('./operator.js')).runLogs(rest);
       case 'cancel':
-        return await runCancel(rest);
+        return await (await import('./operator.js')).runCancel(rest);
       case 'approvals':
-        return await runApprovals(rest);
+        return await (await import('./operator.js')).runApprovals(rest);
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
     }

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openStore, PendingApprovalStore, SessionStore, type PendingApproval, TaskStore, type Database, type TaskRecord } from '../store/index.js';
 import { displayJson, displayPreview, displayText } from '../redaction/index.js';
-import { localPrincipal } from './core-session.js';
+import { localPrincipal } from './principal.js';
 import { parseFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
