@@ -79,23 +79,32 @@ function existsQuietly(p: string): boolean {
  * opener finds them applied instead of racing to create the same tables.
  */
 function migrate(db: Database, file: string): void {
+  // An up-to-date store (every open but the first few) needs no write lock: the check is a read, so
+  // an operator's `sessions` or `approvals` never waits behind a run's write (issue 16).
+  const applied = appliedVersions(db, file);
+  if (applied && MIGRATIONS.every((m) => applied.has(m.version))) return;
   db.transaction(() => {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-    const applied = new Set(
-      (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-    );
-    const newest = Math.max(0, ...applied);
-    const known = MIGRATIONS.length === 0 ? 0 : MIGRATIONS[MIGRATIONS.length - 1]!.version;
-    if (newest > known) {
-      throw new StoreError(
-        'STORE_TOO_NEW',
-        `the store at ${file} has schema version ${newest}, newer than this supervisor knows (${known}); upgrade the supervisor or use another --state-dir`,
-      );
-    }
+    const now = appliedVersions(db, file)!;
     for (const m of MIGRATIONS) {
-      if (applied.has(m.version)) continue;
+      if (now.has(m.version)) continue;
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
     }
   }).immediate();
+}
+
+/** The applied migration versions (null before the first), refusing a store from a newer release. */
+function appliedVersions(db: Database, file: string): Set<number> | null {
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get()) return null;
+  const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+  const newest = Math.max(0, ...applied);
+  const known = MIGRATIONS.length === 0 ? 0 : MIGRATIONS[MIGRATIONS.length - 1]!.version;
+  if (newest > known) {
+    throw new StoreError(
+      'STORE_TOO_NEW',
+      `the store at ${file} has schema version ${newest}, newer than this supervisor knows (${known}); upgrade the supervisor or use another --state-dir`,
+    );
+  }
+  return applied;
 }

@@ -73,3 +73,25 @@ test('a store from a newer release: every command refuses it in one paragraph, e
     assert.match(r.stderr, /^supervisor: the store at .+ has schema version 999, newer than this supervisor knows .+; upgrade the supervisor or use another --state-dir\n$/);
   }
 });
+
+test('opening an up-to-date store takes no write lock: it opens at once while another connection holds one', async () => {
+  // Operator commands (sessions, tasks, approvals) open the store while a run writes to it (issue 16):
+  // a migration check under BEGIN IMMEDIATE made each of them wait for the writer, up to busy_timeout.
+  const d = tempDir('store-open-lock-');
+  dirs.push(d);
+  const file = join(d.path, 'supervisor.db');
+  openStore(file).close();
+  const writer = openStore(file);
+  writer.exec('BEGIN IMMEDIATE');
+  try {
+    const t0 = performance.now();
+    const reader = openStore(file);
+    const ms = performance.now() - t0;
+    assert.equal((reader.prepare('SELECT count(*) AS n FROM schema_migrations').get() as { n: number }).n, MIGRATIONS.length);
+    reader.close();
+    assert.ok(ms < 1_000, `the open waited ${Math.round(ms)} ms for the writer`);
+  } finally {
+    writer.exec('ROLLBACK');
+    writer.close();
+  }
+});
