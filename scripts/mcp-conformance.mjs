@@ -236,9 +236,11 @@ try {
   // The server is still serving a new client after all of that: one more initialize through the proxy.
   const after = await scenario('server-initialize', proxy.url, path.join(work, 'results', 'after'));
   const afterOk = after.code === 0 && after.failed.length === 0;
+  const evicted = serve.stderr().match(/evicted to make room/g)?.length ?? 0;
   say(
     `${results.length} scenario runs (${list.length} scenarios × ${passes}) against one server: ${okRuns.length} passed, ${results.length - okRuns.length} failed; ` +
-      `${results.reduce((s, r) => s + r.checks.length, 0)} checks; a new client afterwards ${afterOk ? 'is served' : 'is NOT served'}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `${results.reduce((s, r) => s + r.checks.length, 0)} checks; ${evicted} abandoned MCP sessions evicted at --max-sessions; ` +
+      `a new client afterwards ${afterOk ? 'is served' : 'is NOT served'}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   if (!opts.all && (okRuns.length !== results.length || !afterOk)) exit = 1;
   proxy.server.closeAllConnections?.();
