@@ -75,7 +75,11 @@ async function endAll() {
     clearTimeout(t);
   }
 }
-for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => void endAll().then(() => process.exit(130)));
+let work = null; // the temporary folder: the state dir and the tool's results
+const removeWork = () => {
+  if (work && !opts.keep) fs.rmSync(work, { recursive: true, force: true });
+};
+for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) process.once(sig, () => void endAll().then(() => (removeWork(), process.exit(code))));
 
 // ---- setup: Node 22 and the tool, in the cache
 const cache = process.env.SUPERVISOR_CONFORMANCE_CACHE || path.join(os.homedir(), '.cache', 'isolation-supervisor-conformance');
@@ -200,7 +204,7 @@ async function scenario(name, url, outDir) {
 // ---- main
 setup();
 const started = Date.now();
-const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-conformance-'));
+work = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-conformance-'));
 let exit = 0;
 try {
   const serve = await startServe(path.join(work, 'state'));
@@ -260,6 +264,6 @@ try {
 } finally {
   await endAll();
   if (opts.keep) say(`kept ${work}`);
-  else fs.rmSync(work, { recursive: true, force: true });
+  removeWork();
 }
 process.exit(exit);
