@@ -89,7 +89,8 @@ test('opening an up-to-date store takes no write lock: it opens at once while an
     const ms = performance.now() - t0;
     assert.equal((reader.prepare('SELECT count(*) AS n FROM schema_migrations').get() as { n: number }).n, MIGRATIONS.length);
     reader.close();
-    assert.ok(ms < 1_000, `the open waited ${Math.round(ms)} ms for the writer`);
+    // Before: SQLITE_BUSY after busy_timeout (5 s). The bound leaves room for a loaded machine.
+    assert.ok(ms < 3_000, `the open waited ${Math.round(ms)} ms for the writer`);
   } finally {
     writer.exec('ROLLBACK');
     writer.close();
