@@ -37,7 +37,8 @@ function openForOperator(stateDir: string | undefined): { db: Database; principa
   const dir = resolve(stateDir ?? defaultStateDir());
   const file = join(dir, 'supervisor.db');
   if (!existsSync(file)) throw new UsageError(`no store at ${file}; run a session first, or pass --state-dir`);
-  return { db: openStore(file), principal: localPrincipal() };
+  // No checkpoint thread for a view: it reads, or makes one small write (cancel, an answer).
+  return { db: openStore(file, { checkpointer: false }), principal: localPrincipal() };
 }
 
 const when = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));

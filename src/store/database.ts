@@ -14,8 +14,12 @@ export { StoreError };
 
 const require = createRequire(import.meta.url);
 
-/** Opens (creating if needed) the store at `file` and brings its schema up to date. */
-export function openStore(file: string): Database {
+/**
+ * Opens (creating if needed) the store at `file` and brings its schema up to date. `checkpointer:
+ * false` is for a short-lived reader (the operator's views): no checkpoint thread is started for it,
+ * and SQLite's automatic checkpoint stays on for the odd small write it makes.
+ */
+export function openStore(file: string, opts: { checkpointer?: boolean } = {}): Database {
   const Sqlite = require('better-sqlite3') as typeof BetterSqlite3;
   if (file !== ':memory:') prepareStoreFile(file);
   let db: Database;
@@ -39,7 +43,7 @@ export function openStore(file: string): Database {
   db.pragma('foreign_keys = ON');
   migrate(db, file);
   // Not on Windows: a file the thread still holds open for a moment after close could not be removed.
-  if (file !== ':memory:' && process.platform !== 'win32' && process.env.SUPERVISOR_SQLITE_CHECKPOINTER !== '0') {
+  if (file !== ':memory:' && opts.checkpointer !== false && process.platform !== 'win32' && process.env.SUPERVISOR_SQLITE_CHECKPOINTER !== '0') {
     attachCheckpointer(db, file);
     const close = db.close.bind(db);
     db.close = () => {
