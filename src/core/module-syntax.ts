@@ -11,6 +11,7 @@
 // untrusted text in the supervisor puts V8's parser (its CPU time, its bugs) in the privileged
 // process. TypeScript's parser is a devDependency only.
 import { execFile } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 
 const CHECK_TIMEOUT_MS = 15_000;
 const MAX_REPORT_BYTES = 64 * 1024;
@@ -66,7 +67,9 @@ export function parseReport(realPath: string, stderr: string): SyntaxCheck | nul
   const messageLine = lines.find((l) => /^SyntaxError: /.test(l));
   if (messageLine === undefined) return null;
   const message = messageLine.slice(0, 500);
-  const head = lines.findIndex((l) => l.startsWith(`${realPath}:`) && /:\d+$/.test(l));
+  // The path as given; some Node releases print the module's file URL instead.
+  const names = [`${realPath}:`, `${pathToFileURL(realPath).href}:`];
+  const head = lines.findIndex((l) => names.some((n) => l.startsWith(n)) && /:\d+$/.test(l));
   if (head < 0) return { ok: false, message };
   const line = Number(/:(\d+)$/.exec(lines[head]!)![1]);
   const caret = lines[head + 2] ?? '';

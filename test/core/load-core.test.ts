@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUILTIN_TOOLSETS, computeRevision, formatIssue, loadCore } from '../../src/core/index.js';
+import { parseReport } from '../../src/core/module-syntax.js';
 import { hasIssue, loadFails, makeCore, makeTempDir, removeTempCores, toolFiles, writeFiles } from './temp-core.js';
 
 // dist/test/core -> project root
@@ -204,6 +205,13 @@ describe('authored tool code that does not parse', () => {
       assert.ok(err.message.includes(`${rel}:${c.line}:${c.column ?? 1}: `), err.message);
     });
   }
+
+  it("reads node --check's report as a path or a file URL, and a report without a SyntaxError as no finding (the check fails open)", () => {
+    const p = '/tmp/a b/x.mjs';
+    assert.deepEqual(parseReport(p, 'file:///tmp/a%20b/x.mjs:7\nconst b = 2 @@ 3;\n            ^\n\nSyntaxError: Invalid or unexpected token\n'), { ok: false, line: 7, column: 13, message: 'SyntaxError: Invalid or unexpected token' });
+    assert.deepEqual(parseReport(p, `${p}:3\n\n\n\nSyntaxError: Unexpected end of input\n`), { ok: false, line: 3, message: 'SyntaxError: Unexpected end of input' });
+    assert.equal(parseReport(p, 'node: bad option: --experimental-permission\n'), null);
+  });
 
   it('a module that parses is not run by the check (its top-level code would write a file)', async () => {
     const sentinel = path.join(makeTempDir(), 'ran');
