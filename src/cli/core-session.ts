@@ -1,14 +1,14 @@
 // What `run` and `call` share: load the core, resolve this turn's catalog, open the process layer
 // and the store, start a session, and pick the approver (rules first, then a terminal or nobody).
 import { join, resolve } from 'node:path';
-import { McpConnectionManager, type DiscoveryResult, type McpEnvResolver } from '../adapters/mcp/index.js';
+import { McpConnectionManager, mcpToolName, type DiscoveryResult, type McpEnvResolver } from '../adapters/mcp/index.js';
 import { buildCatalog, CatalogBuildError, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
 import { CoreLoadError, loadCore, type CoreSnapshot } from '../core/index.js';
-import { EffectRuntime } from '../effects/index.js';
+import { EffectRuntime, redactDeep } from '../effects/index.js';
 import { ProcessSupervisor } from '../process/index.js';
 import { ApprovalBroker, ApprovalRules, checkDiscoveredToolRules, NonInteractiveApprover, ruleVocabulary, type RuleVocabulary, RuleApprover, StoreApprover, TerminalApprover, type Approver, type CapabilitySnapshot } from '../policy/index.js';
 import { exactSecretGrants, SecretStore } from '../secrets/index.js';
-import { openStore, SessionStore, type Database } from '../store/index.js';
+import { appendEvents, openStore, SessionStore, type Database } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';
 import { UsageError } from './usage.js';
 
@@ -32,6 +32,13 @@ export interface CoreSessionOptions {
   onNotice?: (text: string) => void;
 }
 
+export interface DroppedTool {
+  server: string;
+  /** The name it would have had in the catalog (`<server>_<tool>`). */
+  tool: string;
+  reason: string;
+}
+
 export interface CoreSession {
   core: CoreSnapshot;
   catalog: ResolvedEffectCatalog;
@@ -48,6 +55,12 @@ export interface CoreSession {
   principal: string;
   /** What MCP discovery found for this session's catalog (per server: connected, denied, failed). */
   mcp: DiscoveryResult | null;
+  /**
+   * MCP tools left out of the catalog, each with its reason: a schema that cannot be compiled
+   * (discovery) or a name another tool already has (the catalog). Each is a `catalog.tool_dropped`
+   * event in the session's chain; the command shows them too.
+   */
+  droppedTools: readonly DroppedTool[];
   close(status: 'completed' | 'failed' | 'cancelled'): Promise<void>;
 }
 
@@ -172,6 +185,16 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     throw err;
   }
   const runtime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
+  // What a server offered and the catalog left out is part of the session's record, whatever the
+  // command (run, serve): the names and reasons come from the server, so they are bounded and redacted.
+  const droppedTools: DroppedTool[] = [
+    ...(mcp?.servers ?? []).flatMap((m) => m.dropped.map((d) => ({ server: m.server, tool: mcpToolName(m.server, d.tool), reason: d.reason }))),
+    ...catalog.droppedMcpTools.map((d) => ({ server: d.server, tool: d.name, reason: d.reason })),
+  ].map((d) => ({ server: d.server.slice(0, 200), tool: d.tool.slice(0, 200), reason: d.reason.slice(0, 2000) }));
+  if (droppedTools.length > 0) {
+    const redact = runtime.redactor();
+    appendEvents(db, session.id, droppedTools.map((d) => ({ kind: 'catalog.tool_dropped', payload: redactDeep({ ...d }, redact) })));
+  }
   return {
     core,
     catalog,
@@ -185,6 +208,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
     sessionId: session.id,
     principal,
     mcp,
+    droppedTools,
     async close(status) {
       try {
         // Background tasks end with the run that owns them: killed and marked interrupted.

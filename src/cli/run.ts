@@ -143,9 +143,9 @@ export async function runRun(argv: string[]): Promise<number> {
     if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, ...(m.message ? { message: m.message } : {}) });
     else out.text(`mcp ${m.server}: ${m.state === 'connected' ? `connected, ${m.tools} tool(s)${m.approval ? ` (connect ${m.approval})` : ''}` : `${m.state} (${m.code}): ${m.message}`}\n`);
   }
-  for (const d of s.catalog.droppedMcpTools) {
-    if (json) line({ type: 'mcp_tool_dropped', server: d.server, tool: d.name, reason: d.reason });
-    else out.text(`mcp ${d.server}: tool ${JSON.stringify(d.name)} dropped: ${d.reason}\n`);
+  for (const d of s.droppedTools) {
+    if (json) line({ type: 'mcp_tool_dropped', server: d.server, tool: d.tool, reason: d.reason });
+    else out.text(`mcp ${d.server}: tool ${JSON.stringify(d.tool)} dropped: ${d.reason}\n`);
   }
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
   try {

@@ -138,6 +138,8 @@ export async function runServe(argv: string[]): Promise<number> {
       note(`${JSON.stringify(name.slice(0, 80))}: no such tool in this catalog`);
     },
   };
+  // What the catalog left out of a server's tools, and why (also in the session's chain).
+  for (const d of s.droppedTools) note(`mcp ${d.server}: tool ${JSON.stringify(d.tool)} dropped: ${d.reason}`);
   let status: 'completed' | 'failed' | 'cancelled' = 'failed';
   try {
     if (stdio) {

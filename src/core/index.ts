@@ -28,3 +28,4 @@ export {
 } from './scripted-model-script.js';
 export { deepFreeze, type DeepReadonly } from './deep-freeze.js';
 export { compileInputSchema, type CompiledInputSchema, type InputValidator } from './input-schema.js';
+export { checkModuleSyntax, type SyntaxCheck } from './module-syntax.js';

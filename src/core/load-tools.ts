@@ -8,6 +8,7 @@ import { TOOL_NAME_PATTERN, TOOL_NAME_RULE } from './names.js';
 import { isInside } from './path-rules.js';
 import type { AuthoredToolManifest } from './snapshot.js';
 import { compileInputSchema } from './input-schema.js';
+import { checkModuleSyntax } from './module-syntax.js';
 import { ToolManifestSchema } from './tool-manifest-schema.js';
 import { parseYaml, type YamlSource } from './yaml-source.js';
 import { at, parseWith } from './zod-issues.js';
@@ -69,8 +70,20 @@ async function loadOne(reader: CoreReader, dirName: string, dirRel: string): Pro
     issues.push(at(parsed.source, ['entry'], `'${m.entry}' resolves to ${entryReal}, outside ${dirRel}/; keep the code inside the tool directory`));
   } else {
     const code = await reader.read(entryRel, null);
-    if (code !== null) entrySha256 = code.sha256;
-    else if (issues.length === before) issues.push(at(parsed.source, ['entry'], `'${m.entry}' could not be read; make it a regular file`));
+    if (code !== null) {
+      entrySha256 = code.sha256;
+      // Parsed in a child, never imported here: a syntax error is a load error at its line.
+      const syntax = await checkModuleSyntax(entryReal, code.sha256);
+      if (!syntax.ok) {
+        issues.push({
+          file: entryRel,
+          field: '',
+          ...(syntax.line !== undefined ? { line: syntax.line } : {}),
+          ...(syntax.column !== undefined ? { column: syntax.column } : {}),
+          message: `${syntax.message}: the tool's code does not parse (checked with node --check, nothing was run); fix the syntax there`,
+        });
+      }
+    } else if (issues.length === before) issues.push(at(parsed.source, ['entry'], `'${m.entry}' could not be read; make it a regular file`));
   }
   if (issues.length > before) return null;
   return deepFreeze({

@@ -38,7 +38,7 @@ export type ExternalEvent =
   | { type: 'runtime_init'; runtime: string; tools: string[]; model: string | null; version: string | null }
   | { type: 'builtin_attempt'; iteration: number; name: string }
   | { type: 'runtime_result'; subtype: string; costUsd: number | null; turns: number | null; stopReason: string | null }
-  | { type: 'runtime_limit'; limit: 'tool_calls' | 'wall_clock' | 'cost_usd' | 'turns'; detail: string }
+  | { type: 'runtime_limit'; limit: 'tool_calls' | 'wall_clock' | 'cost_usd' | 'turns' | 'output_bytes'; detail: string }
   | { type: 'runtime_warning'; message: string };
 
 export type RuntimeEvent = TurnEvent | ExternalEvent;

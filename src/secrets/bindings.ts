@@ -175,14 +175,17 @@ export class SecretEnvOverlay {
     }
     this.#used = true;
     const upper = new Set(this.targets.map((t) => t.toUpperCase()));
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(base)) if (!(this.#platform === 'win32' && upper.has(k.toUpperCase()))) env[k] = v;
+    const targets = new Set(this.targets);
+    // Built from entries (own data properties), never by assignment: a "__proto__" key, in the base
+    // (parsed JSON has it as an own key) or as a target, stays a variable; assigned, it would be
+    // dropped or become the environment's prototype, whose keys a spawn would then inherit.
+    const pairs: [string, string][] = Object.entries(base).filter(([k]) => !targets.has(k) && !(this.#platform === 'win32' && upper.has(k.toUpperCase())));
     for (const e of this.#entries) {
       const bytes = e.value.bytes();
-      env[e.target] = bytes.toString('utf8');
+      pairs.push([e.target, bytes.toString('utf8')]);
       bytes.fill(0);
     }
-    return env;
+    return Object.fromEntries(pairs);
   }
 
   /** Copies of the bound values, for the redactor. */

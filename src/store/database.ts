@@ -7,6 +7,7 @@ import { MIGRATIONS } from './migrations.js';
 import { StoreError } from './store-errors.js';
 import { ensurePrivateDir, ensurePrivateFile, withPrivateUmask } from './private-files.js';
 import { attachCheckpointer, AUTO_CHECKPOINT_PAGES, releaseCheckpointer } from './checkpointer.js';
+import { flushDeferredWrites } from './event-chain.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -43,14 +44,16 @@ export function openStore(file: string, opts: { checkpointer?: boolean } = {}): 
   db.pragma('foreign_keys = ON');
   migrate(db, file);
   // Not on Windows: a file the thread still holds open for a moment after close could not be removed.
-  if (file !== ':memory:' && opts.checkpointer !== false && process.platform !== 'win32' && process.env.SUPERVISOR_SQLITE_CHECKPOINTER !== '0') {
-    attachCheckpointer(db, file);
-    const close = db.close.bind(db);
-    db.close = () => {
-      releaseCheckpointer(db, file);
-      return close();
-    };
-  }
+  const checkpointed = file !== ':memory:' && opts.checkpointer !== false && process.platform !== 'win32' && process.env.SUPERVISOR_SQLITE_CHECKPOINTER !== '0';
+  if (checkpointed) attachCheckpointer(db, file);
+  const close = db.close.bind(db);
+  db.close = () => {
+    // Deferred writes (group commit) still queued land before the connection goes: closed first,
+    // they were lost and their promises never settled (an effect's audit events among them).
+    if (db.open) flushDeferredWrites(db);
+    if (checkpointed) releaseCheckpointer(db, file);
+    return close();
+  };
   return db;
 }
 

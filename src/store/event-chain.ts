@@ -84,7 +84,9 @@ function appenderFor(db: Database): Append {
       seq = h.seq;
       prevHash = h.hash;
     } else {
-      if (sessionExists.get(sessionId) === undefined) throw new SessionNotFoundError(sessionId);
+      if (sessionExists.get(sessionId) === undefined) {
+        throw new SessionNotFoundError(sessionId, `no session row and no chain head in the store ${db.name}${typeof sessionId === 'string' ? '' : `; the id given is a ${typeof sessionId}`}`);
+      }
       const last = lastSeq.get(sessionId) as number | null;
       // Only the session's creation opens a chain. A session without a head lost it (or all its
       // events with it): restarting from the genesis would hide that.

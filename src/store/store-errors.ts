@@ -15,8 +15,12 @@ export class StoreError extends Error {
  */
 export class SessionNotFoundError extends StoreError {
   readonly sessionId: string;
-  constructor(sessionId: string) {
-    super('SESSION_NOT_FOUND', `session ${JSON.stringify(sessionId)} not found`);
+  /**
+   * `where` is for the chain's own (not principal-scoped) lookups only: which store was asked and
+   * what it lacked, so a report of this error says whether the row or the connection was wrong.
+   */
+  constructor(sessionId: string, where?: string) {
+    super('SESSION_NOT_FOUND', `session ${JSON.stringify(sessionId)} not found${where ? ` (${where})` : ''}`);
     this.name = 'SessionNotFoundError';
     this.sessionId = sessionId;
   }

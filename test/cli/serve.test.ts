@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { openStore } from '../../src/store/index.js';
 import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
-import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { makeCore, removeTempCores, toolFiles } from '../core/temp-core.js';
+import { fixtureDecl } from '../adapters/mcp/mcp-fixture.js';
+import { readEvents } from '../../src/store/index.js';
 
 const dirs: { remove(): void }[] = [];
 const children: ChildProcess[] = [];
@@ -53,6 +55,66 @@ async function stopChild(child: ChildProcess): Promise<number | null> {
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];
   return code;
+}
+
+
+// Data from outside that used to escape the pipeline: a server whose tools/list holds an invalid
+// pattern and a name that collides with an authored tool, arguments nested 600 deep, and a
+// "__proto__" key after a secret was resolved. Terminal is approved by rule (a call binding a
+// secret always asks).
+const SECRET = 'ghp_serveHostile_5f6e7d8c9b';
+const HOSTILE_CORE = () =>
+  makeCore({
+    'agent.yaml': [
+      'name: served-hostile',
+      'toolsets: [terminal]',
+      "grants: [terminal.exec, 'secret:GH_TOKEN', 'mcp.connect:hs', 'mcp.call:hs', 'tool.call:hs_echo']",
+      'secrets:\n  GH_TOKEN: { env: SV_SERVE_GH }',
+      'tools:\n  terminal:\n    secrets:\n      - { secret: GH_TOKEN, env: GH_TOKEN, ttl: 1m }',
+      'approval:\n  default: auto',
+      '',
+    ].join('\n'),
+    ...toolFiles('hs_echo'),
+    'agent/mcp/hs.yaml': fixtureDecl('hs', 'hostile-schemas'),
+  });
+const DEEP = JSON.parse(`{"command": ${'['.repeat(600)}${']'.repeat(600)}}`) as Record<string, unknown>;
+const PROTO = JSON.parse('{"command": "touch proto-marker", "env": {"__proto__": "proto-value"}}') as Record<string, unknown>;
+const PROTO_OBJECT = JSON.parse('{"command": "touch proto-marker", "env": {"__proto__": {"LD_PRELOAD": "/tmp/x.so"}}}') as Record<string, unknown>;
+type RpcAnswer = { result?: { content: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
+
+/** The hostile calls in order; each must be a tool result (never a JSON-RPC error), and the session goes on. */
+async function hostileCalls(call: (name: string, args: Record<string, unknown>) => Promise<RpcAnswer>): Promise<void> {
+  const expectToolError = (what: string, a: RpcAnswer): string => {
+    assert.equal(a.error, undefined, `${what}: a JSON-RPC error instead of a tool result: ${JSON.stringify(a.error)}`);
+    assert.equal(a.result?.isError, true, `${what}: ${JSON.stringify(a.result)}`);
+    return a.result!.content.map((c) => c.text).join('');
+  };
+  assert.match(expectToolError('600-deep arguments', await call('terminal', DEEP)), /ARGS_INVALID|deep/);
+  const first = await call('terminal', { command: 'echo resolved' });
+  assert.equal(first.result?.isError, false, JSON.stringify(first)); // GH_TOKEN is resolved from now on
+  expectToolError('"__proto__" in the env overlay', await call('terminal', PROTO));
+  expectToolError('"__proto__" holding an object', await call('terminal', PROTO_OBJECT));
+  assert.match(expectToolError('600-deep arguments after a secret', await call('terminal', DEEP)), /ARGS_INVALID|deep/);
+  const still = await call('terminal', { command: 'echo still-serving' });
+  assert.equal(still.result?.isError, false, JSON.stringify(still));
+  assert.match(still.result!.content[0]!.text, /still-serving/);
+}
+
+/** Every call above left its record in the chain, and the dropped MCP tools are there with their reasons. */
+function assertAudited(dir: string, session: string): void {
+  const db = openStore(join(dir, 'supervisor.db'));
+  try {
+    const events = readEvents(db, session, { limit: 10_000 });
+    const ends = events.filter((e) => e.kind === 'effect.completed' || e.kind === 'effect.failed');
+    assert.equal(ends.length, 6, `one end record per call: ${events.map((e) => e.kind).join(',')}`);
+    assert.ok(!JSON.stringify(events.map((e) => e.payload)).includes(SECRET), 'no secret in the chain');
+    const dropped = events.filter((e) => e.kind === 'catalog.tool_dropped').map((e) => e.payload as { server: string; tool: string; reason: string });
+    assert.deepEqual(dropped.map((d) => d.tool).sort(), ['hs_broken', 'hs_echo', 'hs_lookahead'], JSON.stringify(dropped));
+    assert.match(dropped.find((d) => d.tool === 'hs_broken')!.reason, /pattern/);
+    assert.match(dropped.find((d) => d.tool === 'hs_echo')!.reason, /already defined by authored tool/);
+  } finally {
+    db.close();
+  }
 }
 
 describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served terminal runs POSIX commands' }, () => {
@@ -130,6 +192,70 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     assert.ok(spawns.length >= 2, 'a tool host and the MCP server were spawned');
     assert.deepEqual(spawns.filter((r) => r.status === 'running'), []);
     for (const r of spawns) assert.deepEqual(markedPids(r.spawn_id), [], `${r.spawn_id} left a process`);
+  });
+
+  test('stdio: hostile input (600-deep arguments, "__proto__" after a secret, schemas that cannot compile, a name collision) is a tool error or a dropped tool, audited, never -32603; the session goes on', async () => {
+    const dir = state();
+    const child = spawn(process.execPath, [CLI, 'serve', HOSTILE_CORE(), '--stdio', '--state-dir', dir, '--approve', 'terminal'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, SV_SERVE_GH: SECRET } });
+    children.push(child);
+    let err = '';
+    child.stderr!.on('data', (d) => (err += d));
+    const answers = new Map<number, (a: RpcAnswer) => void>();
+    createInterface({ input: child.stdout! }).on('line', (l) => {
+      const m = JSON.parse(l) as RpcAnswer & { id?: number };
+      if (typeof m.id === 'number') answers.get(m.id)?.(m);
+    });
+    let id = 0;
+    const rpc = (method: string, params: unknown): Promise<RpcAnswer> =>
+      new Promise((resolve, reject) => {
+        const n = ++id;
+        const t = setTimeout(() => reject(new Error(`no answer to ${method} #${n}; stderr: ${err}`)), 30_000);
+        answers.set(n, (a) => {
+          clearTimeout(t);
+          resolve(a);
+        });
+        child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`);
+      });
+    const init = await rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    assert.ok(init.result, JSON.stringify(init));
+    child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const list = (await rpc('tools/list', {})) as unknown as { result: { tools: { name: string }[] } };
+    const names = list.result.tools.map((t) => t.name);
+    assert.ok(names.includes('hs_echo') && names.includes('hs_redos') && !names.includes('hs_broken'), names.join(','));
+    await hostileCalls((name, args) => rpc('tools/call', { name, arguments: args }));
+    const exited = once(child, 'exit');
+    child.stdin!.end();
+    await exited;
+    assert.match(err, /mcp hs: tool "hs_broken" dropped: .*pattern/);
+    assert.match(err, /mcp hs: tool "hs_echo" dropped: .*already defined/);
+    const session = /session (se_[0-9a-f]{24})/.exec(err)?.[1];
+    assert.ok(session, err);
+    assertAudited(dir, session!);
+    const v = cli('audit', 'verify', '--session', session!, '--json', '--state-dir', dir);
+    assert.equal(v.status, 0, v.stdout + v.stderr);
+  });
+
+  test('http: the same hostile input through the SDK client is a tool error, audited, and the server goes on', async () => {
+    const dir = state();
+    process.env.SV_SERVE_GH = SECRET;
+    let s: Awaited<ReturnType<typeof startHttp>>;
+    try {
+      s = await startHttp(HOSTILE_CORE(), dir, ['--approve', 'terminal']);
+    } finally {
+      delete process.env.SV_SERVE_GH;
+    }
+    const client = new Client({ name: 'serve-hostile-http', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: { authorization: `Bearer ${s.token}` } } }));
+    await hostileCalls(async (name, args) => {
+      try {
+        return { result: (await client.callTool({ name, arguments: args })) as RpcAnswer['result'] };
+      } catch (e) {
+        return { error: { code: (e as { code?: number }).code ?? 0, message: (e as Error).message } };
+      }
+    });
+    await client.close();
+    assert.equal(await stopChild(s.child), 0);
+    assertAudited(dir, s.session);
   });
 
   test('http: bearer token, Host and Origin guards, body cap; the SDK client calls through the pipeline; the chain verifies', async () => {

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BUILTIN_TOOLSETS, computeRevision, loadCore } from '../../src/core/index.js';
+import { BUILTIN_TOOLSETS, computeRevision, formatIssue, loadCore } from '../../src/core/index.js';
+import { parseReport } from '../../src/core/module-syntax.js';
 import { hasIssue, loadFails, makeCore, makeTempDir, removeTempCores, toolFiles, writeFiles } from './temp-core.js';
 
 // dist/test/core -> project root
@@ -171,6 +172,53 @@ describe('workspace and defaults', () => {
     const dir = makeCore(toolFiles('gamma'));
     fs.symlinkSync(path.join(dir, 'agent/tools/gamma'), path.join(dir, 'agent/tools/delta'));
     await assert.rejects(loadCore(dir), /agent\/tools\/delta\/tool\.yaml:1:7: name: 'gamma' differs from the directory name 'delta'/);
+  });
+});
+
+describe('authored tool code that does not parse', () => {
+  const cases: { what: string; code: string; files?: Record<string, string>; entry?: string; line: number; column: number | undefined; message: RegExp }[] = [
+    { what: 'an unterminated function', code: 'export async function handler(input) {\n  return { a: 1 };\n', line: 3, column: undefined, message: /Unexpected end of input/ },
+    { what: 'a bad token on line 7', code: 'import { readFile } from "node:fs/promises";\n\n// a\n// b\n// c\n\nconst b = 2 @@ 3;\nexport async function handler() { return b; }\n', line: 7, column: 13, message: /Invalid or unexpected token/ },
+    { what: 'a broken ESM import', code: 'import x from\nexport async function handler() { return 1; }\n', line: 2, column: 1, message: /Unexpected token 'export'/ },
+    {
+      what: 'ESM syntax in a CommonJS package (as the host would import it)',
+      code: 'import fs from "node:fs";\nexport async function handler() { return 1; }\n',
+      entry: 'index.js',
+      files: { 'agent/tools/alpha/package.json': '{"type":"commonjs"}\n' },
+      line: 1,
+      column: 1,
+      message: /Cannot use import statement outside a module/,
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.what}: a load error with the file, line and column, and the code is never run`, async () => {
+      const files = toolFiles('alpha', c.entry ? { entry: c.entry } : {}, c.code);
+      if (c.entry) {
+        files[`agent/tools/alpha/${c.entry}`] = c.code;
+        delete files['agent/tools/alpha/index.mjs'];
+      }
+      const err = await loadFails(makeCore({ ...files, ...(c.files ?? {}) }));
+      const rel = `agent/tools/alpha/${c.entry ?? 'index.mjs'}`;
+      const issue = hasIssue(err, rel, '', 'does not parse');
+      assert.match(issue.message, c.message);
+      assert.deepEqual([issue.line, issue.column], [c.line, c.column], formatIssue(issue));
+      assert.ok(err.message.includes(`${rel}:${c.line}:${c.column ?? 1}: `), err.message);
+    });
+  }
+
+  it("reads node --check's report as a path or a file URL, and a report without a SyntaxError as no finding (the check fails open)", () => {
+    const p = '/tmp/a b/x.mjs';
+    assert.deepEqual(parseReport(p, 'file:///tmp/a%20b/x.mjs:7\nconst b = 2 @@ 3;\n            ^\n\nSyntaxError: Invalid or unexpected token\n'), { ok: false, line: 7, column: 13, message: 'SyntaxError: Invalid or unexpected token' });
+    assert.deepEqual(parseReport(p, `${p}:3\n\n\n\nSyntaxError: Unexpected end of input\n`), { ok: false, line: 3, message: 'SyntaxError: Unexpected end of input' });
+    assert.equal(parseReport(p, 'node: bad option: --experimental-permission\n'), null);
+  });
+
+  it('a module that parses is not run by the check (its top-level code would write a file)', async () => {
+    const sentinel = path.join(makeTempDir(), 'ran');
+    const dir = makeCore(toolFiles('alpha', {}, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(sentinel)}, 'ran');\nexport async function handler() { return 1; }\n`));
+    const snap = await loadCore(dir);
+    assert.deepEqual(snap.tools.map((t) => t.name), ['alpha']);
+    assert.equal(fs.existsSync(sentinel), false);
   });
 });
 

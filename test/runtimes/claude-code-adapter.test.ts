@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { BoundedLineSplitter, claudeCodeAdapter as cc, externalBudgets, EXTERNAL_CEILINGS, RuntimeSetupError, type CliArgvInput } from '../../src/runtimes/index.js';
 import type { CoreSnapshot } from '../../src/core/index.js';
 
-const budgets = { maxTurns: 4, maxToolCalls: 4, wallClockMs: 60_000, maxCostUsd: 0.5, clamped: [] };
+const budgets = { maxTurns: 4, maxToolCalls: 4, wallClockMs: 60_000, maxCostUsd: 0.5, maxStoredOutputBytes: 8 * 1024 * 1024, clamped: [] };
 const input = (passThrough: string[] = []): CliArgvInput => ({ mcpConfigPath: '/state/runtimes/se_x/mcp.json', tools: ['terminal', 'tools_list'], budgets, passThrough });
 const refusedWith = (fn: () => void, re: RegExp): void => {
   assert.throws(fn, (e: unknown) => e instanceof RuntimeSetupError && e.code === 'RUNTIME_FLAG_FORBIDDEN' && re.test(e.message));

@@ -114,6 +114,54 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(verify(dir, end.session).status, 0);
   });
 
+  test('a CLI that floods assistant turns past its budget: nothing after the limit is stored, the tree is killed, the store stays bounded', () => {
+    const dir = state();
+    const r = run([core('  max_iterations: 2\n'), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode flood', '--state-dir', dir]);
+    assert.equal(r.status, 1, r.stderr.slice(-2000));
+    const ev = lines(r.stdout);
+    const end = ev.at(-1);
+    assert.equal(end.outcome, 'limit_hit');
+    assert.match(end.reason, /^turns/);
+    assert.deepEqual(markedPids(ev.find((e) => e.type === 'runtime_started').spawnId), [], 'no member of the tree survives');
+    const events = chain(dir, end.session);
+    // max_iterations 2: at most 3 turns (the answer after the last call) are within the budget.
+    const assistant = events.filter((e) => e.kind === 'runtime.assistant');
+    assert.ok(assistant.length <= 3, `${assistant.length} runtime.assistant events stored`);
+    assert.ok(events.length < 20, `${events.length} events stored`);
+    const exited = events.find((e) => e.kind === 'runtime.exited')!.payload;
+    assert.equal(exited.outcome, 'limit_hit');
+    assert.equal(exited.killed.survivors, 0);
+    assert.ok(exited.lines.after_end >= 0, JSON.stringify(exited.lines));
+    const db = openStore(join(dir, 'supervisor.db'));
+    try {
+      const m = db.prepare(`SELECT count(*) AS n, coalesce(sum(length(content)), 0) AS bytes FROM messages WHERE session_id = ? AND role = 'assistant'`).get(end.session) as { n: number; bytes: number };
+      assert.ok(m.n <= 3, `${m.n} assistant messages stored`);
+      assert.ok(m.bytes <= 3 * 700_000, `${m.bytes} bytes of assistant messages stored`);
+    } finally {
+      db.close();
+    }
+    assert.equal(verify(dir, end.session).status, 0);
+  });
+
+  test('a CLI that floods within its turn budget: the stored output has its own byte budget, then the run ends', () => {
+    const dir = state();
+    const r = run([core('  max_iterations: 32\n'), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode flood', '--state-dir', dir]);
+    assert.equal(r.status, 1, r.stderr.slice(-2000));
+    const ev = lines(r.stdout);
+    const end = ev.at(-1);
+    assert.equal(end.outcome, 'limit_hit');
+    assert.match(end.reason, /^output_bytes/);
+    assert.deepEqual(markedPids(ev.find((e) => e.type === 'runtime_started').spawnId), []);
+    const db = openStore(join(dir, 'supervisor.db'));
+    try {
+      const m = db.prepare(`SELECT count(*) AS n, coalesce(sum(length(content)), 0) AS bytes FROM messages WHERE session_id = ? AND role = 'assistant'`).get(end.session) as { n: number; bytes: number };
+      assert.ok(m.n > 3 && m.bytes <= 8 * 1024 * 1024, `${m.n} assistant messages, ${m.bytes} bytes stored`);
+    } finally {
+      db.close();
+    }
+    assert.equal(verify(dir, end.session).status, 0);
+  });
+
   test('wall clock: a CLI that never finishes is stopped at limits.timeout_seconds', () => {
     const dir = state();
     const t0 = Date.now();

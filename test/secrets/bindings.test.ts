@@ -52,6 +52,28 @@ describe('bindSecrets', () => {
     assert.equal(late.overlay.apply({}, NOW + 999).GH_TOKEN, GH, 'the refusal above was the clock, not the overlay');
   });
 
+  it('builds the environment from own keys only: a hostile "__proto__" key in the base or as a target stays a variable, never a prototype', async () => {
+    const store = twoSecretStore();
+    const set = await bindSecrets(store, [binding('GITHUB_TOKEN', 'GH_TOKEN')], { grants });
+    // A base built from parsed JSON has "__proto__" as an own key; assignment would drop it (or,
+    // for an object value, make it the environment's prototype).
+    const base = JSON.parse('{"KEEP":"kept","__proto__":"from-base","constructor":"c"}') as Record<string, string>;
+    const env = set.overlay.apply(base);
+    assert.equal(Object.getPrototypeOf(env), Object.prototype, 'the prototype was not replaced');
+    assert.deepEqual(Object.keys(env).sort(), ['GH_TOKEN', 'KEEP', '__proto__', 'constructor'].sort());
+    assert.equal(Object.getOwnPropertyDescriptor(env, '__proto__')?.value, 'from-base');
+    const r = spawnSync('/usr/bin/env', [], { env, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.stdout.split('\n').includes('__proto__=from-base'), r.stdout);
+    assert.ok(r.stdout.split('\n').includes(`GH_TOKEN=${GH}`));
+
+    const proto = await bindSecrets(store, [binding('GITHUB_TOKEN', '__proto__')], { grants }).catch((e: Error) => e);
+    if (proto instanceof Error) return; // refused as a target: nothing to copy
+    const env2 = proto.overlay.apply({ A: '1' });
+    assert.equal(Object.getOwnPropertyDescriptor(env2, '__proto__')?.value, GH, 'the bound value reached its target');
+    assert.equal(Object.getPrototypeOf(env2), Object.prototype);
+  });
+
   it('refuses a binding whose expires is in the past, before reading any value', async () => {
     const store = twoSecretStore();
     const past = new Date(NOW - 1).toISOString();

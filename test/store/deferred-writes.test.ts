@@ -100,3 +100,13 @@ test('a flush inside a caller transaction does not join it: the queue waits for 
   await p;
   assert.deepEqual(readEvents(s.db, id).map((e) => e.kind), ['session.created', 'effect.completed']);
 });
+
+test('closing the connection commits its deferred writes first: nothing queued is lost, every promise settles', async (t) => {
+  const s = tempStore(t);
+  const id = new SessionStore(s.db).createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
+  const p = appendEventsDeferred(s.db, id, [{ kind: 'effect.completed', payload: { n: 1 } }]);
+  s.db.close(); // in the same turn of the event loop, before the group commit would run
+  const settled = await Promise.race([p.then(() => 'resolved', () => 'rejected'), new Promise((r) => setTimeout(() => r('pending'), 1000))]);
+  assert.equal(settled, 'resolved', 'the deferred append settled');
+  assert.deepEqual(reader(t, s.file).all(id), ['session.created', 'effect.completed'], 'and it is in the file');
+});

@@ -266,6 +266,8 @@ test('appendEvent refuses what it cannot hash faithfully, naming the field', (t)
   assert.equal(field(() => appendEvent(c.db, c.id, 'effect.step', { n: 10n })), 'payload.n');
   assert.equal(field(() => appendEvent(c.db, c.id, 'effect.step', { big: 'x'.repeat(MAX_EVENT_PAYLOAD_BYTES) })), 'payload');
   assert.throws(() => appendEvent(c.db, 'se_nope', 'effect.step', {}), SessionNotFoundError);
+  // The chain's own lookup says which store it asked, so a report tells a wrong connection from a missing row.
+  assert.throws(() => appendEvent(c.db, 'se_nope', 'effect.step', {}), (e: Error) => e.message.includes(`no session row and no chain head in the store ${c.db.name}`));
   // Nothing refused left a trace.
   assert.deepEqual(c.verify(), { ok: true, sessionId: c.id, count: 6, head: c.row(6).hash });
 });

@@ -4,7 +4,7 @@
 // of the trusted host, under the deadline and the cancel signal.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { CoreSnapshot } from '../../core/index.js';
+import { checkModuleSyntax, type CoreSnapshot } from '../../core/index.js';
 import type { AuthoredToolManifest } from '../../core/snapshot.js';
 import { sandboxAvailability } from '../../process/index.js';
 import type { ProcessSupervisor } from '../../process/index.js';
@@ -262,8 +262,35 @@ export const authoredAdapter: EffectAdapter = {
       throw err;
     }
     const detail = { tier: r.tier, ...where, logs, logCount, progress };
-    if (!reply.ok) return { text: `[${reply.code}] ${reply.message}`, isError: true, detail: { ...detail, code: reply.code } };
+    if (!reply.ok) {
+      const message = reply.code === 'TOOL_SYNTAX_ERROR' ? await locateSyntaxError(at.core, tool, reply.message) : reply.message;
+      return { text: `[${reply.code}] ${message}`, isError: true, detail: { ...detail, code: reply.code } };
+    }
     const text = JSON.stringify(reply.value ?? null);
     return { text: clip(text, RESULT_TEXT_MAX), isError: false, detail: { ...detail, resultBytes: Buffer.byteLength(text) } };
   },
 };
+
+/** Module files of a tool folder checked when its import failed on syntax; the entry first. */
+const MAX_LOCATED_FILES = 64;
+
+/**
+ * The host could import the tool's code only to learn that some module of it does not parse (the
+ * entry was checked at load, so it is usually a module the entry imports). Each module file of the
+ * tool folder the core loaded is parsed, never run, by node --check in a child; the first that
+ * fails names the file, line and column. Without a finding the host's message is kept.
+ */
+async function locateSyntaxError(core: CoreSnapshot, tool: AuthoredToolManifest, hostMessage: string): Promise<string> {
+  const prefix = `${tool.source.dir}/`;
+  const modules = core.files
+    .filter((f) => f.path.startsWith(prefix) && /\.(?:mjs|cjs|js)$/.test(f.path) && !f.path.slice(prefix.length).split('/').includes('node_modules'))
+    .sort((a, b) => (a.path === tool.source.entry ? -1 : b.path === tool.source.entry ? 1 : a.path < b.path ? -1 : 1))
+    .slice(0, MAX_LOCATED_FILES);
+  const checks = await Promise.all(modules.map(async (f) => ({ f, r: await checkModuleSyntax(join(core.dir, f.path), f.sha256) })));
+  for (const { f, r } of checks) {
+    if (r.ok) continue;
+    const where = r.line === undefined ? f.path : `${f.path}:${r.line}:${r.column ?? 1}`;
+    return `the tool's code does not parse: ${where}: ${r.message}`;
+  }
+  return hostMessage;
+}

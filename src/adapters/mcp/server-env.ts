@@ -15,7 +15,14 @@ export type McpEnvResolver = (server: string, secret: string, target: string) =>
 
 export async function resolveServerEnv(d: McpDeclaration, resolver: McpEnvResolver | undefined): Promise<{ env: Record<string, string>; redact: string[] }> {
   if (d.transport.type !== 'stdio') return { env: {}, redact: [] };
-  const env = allowlistedEnv();
+  // Entries, then Object.fromEntries: a declared name "__proto__" stays a variable (assigned, it
+  // would be dropped, its secret resolved for nothing).
+  const pairs: [string, string][] = Object.entries(allowlistedEnv());
+  const set = (k: string, v: string): void => {
+    const i = pairs.findIndex(([n]) => n === k);
+    if (i >= 0) pairs.splice(i, 1);
+    pairs.push([k, v]);
+  };
   const redact: string[] = [];
   for (const [i, e] of d.transport.env.entries()) {
     const where = `${d.source.file}: transport.env[${i}] (${e.name})`;
@@ -23,7 +30,7 @@ export async function resolveServerEnv(d: McpDeclaration, resolver: McpEnvResolv
       throw new McpError('MCP_ENV_DENIED', d.name, `${where}: SUPERVISOR_* variables are the supervisor's own (they mark the server's processes); rename the variable`);
     }
     if (typeof e.value === 'string') {
-      env[e.name] = e.value;
+      set(e.name, e.value);
       continue;
     }
     const secret = e.value.secret;
@@ -36,10 +43,10 @@ export async function resolveServerEnv(d: McpDeclaration, resolver: McpEnvResolv
     } catch (err) {
       throw new McpError('MCP_ENV_DENIED', d.name, `${where}: ${(err as Error).message}; nothing was started`, { cause: err });
     }
-    env[e.name] = value;
+    set(e.name, value);
     if (value.length > 0) redact.push(value);
   }
-  return { env, redact };
+  return { env: Object.fromEntries(pairs), redact };
 }
 
 /**

@@ -5,6 +5,12 @@ import type { CoreSnapshot } from '../../core/index.js';
 /** The supervisor's ceilings: a core may ask for less, never for more. */
 export const EXTERNAL_CEILINGS = Object.freeze({ maxTurns: 32, wallClockMs: 3600_000, maxCostUsd: 5 });
 export const EXTERNAL_DEFAULTS = Object.freeze({ maxTurns: 8, wallClockMs: 600_000, maxCostUsd: 1 });
+/**
+ * What one run may store of the CLI's assistant turns (their content as messages, bytes of
+ * canonical JSON). Not a core setting: the supervisor's own bound on what a CLI can make it write
+ * (32 turns of a 1 MiB line each would otherwise be 33 MB).
+ */
+export const EXTERNAL_MAX_STORED_OUTPUT_BYTES = 8 * 1024 * 1024;
 
 export interface ExternalBudgets {
   /** Model turns the CLI may take (its own flag). */
@@ -15,6 +21,8 @@ export interface ExternalBudgets {
   wallClockMs: number;
   /** Reported cost in USD; a result over it ends the run with limit_hit. */
   maxCostUsd: number;
+  /** Bytes of assistant turns the run may store; the turn that would pass it ends the run. */
+  maxStoredOutputBytes: number;
   /** What was clamped and why (shown by plan and at start). */
   clamped: string[];
 }
@@ -33,5 +41,5 @@ export function externalBudgets(core: CoreSnapshot): ExternalBudgets {
   const maxTurns = clamp('limits.max_iterations', l.max_iterations, EXTERNAL_DEFAULTS.maxTurns, EXTERNAL_CEILINGS.maxTurns);
   const wallClockMs = clamp('limits.timeout_seconds (ms)', l.timeout_seconds === undefined ? undefined : Math.round(l.timeout_seconds * 1000), EXTERNAL_DEFAULTS.wallClockMs, EXTERNAL_CEILINGS.wallClockMs);
   const maxCostUsd = clamp('limits.max_cost_usd', l.max_cost_usd, EXTERNAL_DEFAULTS.maxCostUsd, EXTERNAL_CEILINGS.maxCostUsd);
-  return { maxTurns, maxToolCalls: maxTurns, wallClockMs, maxCostUsd, clamped };
+  return { maxTurns, maxToolCalls: maxTurns, wallClockMs, maxCostUsd, maxStoredOutputBytes: EXTERNAL_MAX_STORED_OUTPUT_BYTES, clamped };
 }

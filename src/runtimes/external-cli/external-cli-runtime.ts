@@ -130,6 +130,10 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
   let result: Extract<CliStreamEvent, { kind: 'result' }> | null = null;
   let finalText: string | null = null;
   const bad = { malformed: 0, oversized: 0, unknown: 0 };
+  // Once the run is ending (a limit, a breach, a cancel) the CLI's output is only counted: the
+  // tree takes up to its grace period to die, and a CLI that floods must not be written on.
+  const afterEnd = { lines: 0, bytes: 0 };
+  let storedOutputBytes = 0;
 
   // Ends every call in flight when the run ends (limit, breach, cancel), not only the CLI.
   const stopCalls = new AbortController();
@@ -140,7 +144,7 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
     stopCalls.abort();
     void tree?.stop('cancelled');
   };
-  const limit = (kind: 'tool_calls' | 'wall_clock' | 'cost_usd' | 'turns', detail: string): void => {
+  const limit = (kind: 'tool_calls' | 'wall_clock' | 'cost_usd' | 'turns' | 'output_bytes', detail: string): void => {
     if (ending) return;
     fold('runtime.limit_hit', { limit: kind, detail });
     o.onEvent({ type: 'runtime_limit', limit: kind, detail });
@@ -217,6 +221,10 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
 
     const splitter = new BoundedLineSplitter();
     const onLine = (l: SplitLine): void => {
+      if (ending) {
+        afterEnd.lines++;
+        return;
+      }
       if ('oversized' in l) {
         bad.oversized++;
         if (bad.oversized + bad.malformed <= MAX_FOLDED_BAD_LINES) fold('runtime.line_refused', { reason: 'oversized', bytes: l.oversized });
@@ -256,9 +264,22 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
         }
         case 'assistant': {
           iteration++;
+          // A backstop on what the CLI reports (the tool-call count is the supervisor's own): the
+          // answer after the last allowed call is one more turn. A turn past it is not stored.
+          if (iteration > p.budgets.maxTurns + 1) {
+            limit('turns', `turn ${iteration} of at most ${p.budgets.maxTurns + 1} (limits.max_iterations + the final answer)`);
+            return;
+          }
+          const content = redactDeep({ role: 'assistant', content: ev.text, toolCalls: ev.toolUses }, redact());
+          const bytes = Buffer.byteLength(JSON.stringify(content), 'utf8');
+          if (storedOutputBytes + bytes > p.budgets.maxStoredOutputBytes) {
+            limit('output_bytes', `turn ${iteration} would bring the stored assistant output to ${storedOutputBytes + bytes} bytes, at most ${p.budgets.maxStoredOutputBytes}`);
+            return;
+          }
+          storedOutputBytes += bytes;
           if (ev.text !== null) finalText = ev.text;
           fold('runtime.assistant', { iteration, text_sha256: ev.text === null ? null : sha256(ev.text), tool_uses: ev.toolUses.map((t) => t.name) });
-          s.sessions.addMessage(scope, s.sessionId, { turnId, role: 'assistant', content: redactDeep({ role: 'assistant', content: ev.text, toolCalls: ev.toolUses }, redact()) });
+          s.sessions.addMessage(scope, s.sessionId, { turnId, role: 'assistant', content });
           o.onEvent({ type: 'assistant', iteration, text: ev.text, toolCalls: ev.toolUses.length, streamed: false });
           for (const t of ev.toolUses) {
             if (t.name.startsWith(prefix)) continue;
@@ -266,9 +287,6 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
             fold('runtime.builtin_attempt', { iteration, tool: t.name });
             o.onEvent({ type: 'builtin_attempt', iteration, name: t.name });
           }
-          // A backstop on what the CLI reports (the tool-call count is the supervisor's own): the
-          // answer after the last allowed call is one more turn.
-          if (iteration > p.budgets.maxTurns + 1) limit('turns', `turn ${iteration} of at most ${p.budgets.maxTurns + 1} (limits.max_iterations + the final answer)`);
           return;
         }
         case 'tool_result':
@@ -290,6 +308,7 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
     const stdout = tree.stdout!;
     const drained = new Promise<void>((resolve) => {
       stdout.on('data', (chunk: Buffer) => {
+        if (ending) afterEnd.bytes += chunk.length;
         for (const l of splitter.push(chunk)) onLine(l);
       });
       stdout.once('end', resolve);
@@ -323,7 +342,9 @@ async function runExternal(adapter: ExternalCliAdapter, s: RuntimeSession, p: Ru
     tree: outcome?.reason ?? null,
     killed: outcome ? { ...outcome.killed } : null,
     tool_calls: calls,
-    lines: { ...bad },
+    lines: { ...bad, after_end: afterEnd.lines },
+    bytes_after_end: afterEnd.bytes,
+    stored_output_bytes: storedOutputBytes,
     unfolded_events: unfolded,
   });
   if (finalText !== null) o.onEvent({ type: 'final', iteration, text: finalText });

@@ -14,7 +14,7 @@ import { ProcessSupervisor, sandboxAvailability } from '../../../src/process/ind
 import { createServer, type AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { openStore, SessionStore, type Database } from '../../../src/store/index.js';
-import { makeCore, removeTempCores } from '../../core/temp-core.js';
+import { makeCore, removeTempCores, toolFiles } from '../../core/temp-core.js';
 import { FIXTURES, markedPids, tempDir } from '../../helpers/procs.js';
 
 const PRINCIPAL = 'operator';
@@ -162,6 +162,19 @@ describe('authored tools through the EffectRuntime', { skip: process.platform !=
     assert.equal(!c.ok && c.code, 'CANCELLED', JSON.stringify(c));
     const ok = await runtime.execute(runtime.request('hostile', { action: 'ok' })!, ctx);
     assert.equal(ok.ok && !ok.isError, true, JSON.stringify(ok));
+  });
+
+  test('a module the entry imports does not parse: the first call names its file, line and column (found with node --check, never imported by the supervisor)', async () => {
+    const dir = makeCore({
+      'agent.yaml': 'name: t\ngrants: [tool.call:alpha]\napproval:\n  default: auto\n',
+      ...toolFiles('alpha', { approval: 'auto' }, "import { helper } from './lib/helper.mjs';\nexport async function handler() { return helper(); }\n"),
+      'agent/tools/alpha/lib/helper.mjs': 'export function helper() {\n  return 1;\n}\nconst broken = 2 @@ 3;\n',
+    });
+    const { runtime, ctx } = await runtimeFor(dir);
+    const out = await runtime.execute(runtime.request('alpha', {})!, ctx);
+    assert.equal(out.ok && out.isError, true, JSON.stringify(out));
+    if (!out.ok) return;
+    assert.match(out.views.model.content as string, /^\[TOOL_SYNTAX_ERROR\] .*agent\/tools\/alpha\/lib\/helper\.mjs:4:18: SyntaxError: Invalid or unexpected token/);
   });
 
   test('agent.yaml tool_hosts is checked with file, field and fix', async () => {

@@ -34,6 +34,10 @@ export function handlerOf(entryPath: string): Promise<Handler> {
       const h = m.handler ?? (m.default as Record<string, unknown> | undefined)?.handler ?? m.default;
       if (typeof h !== 'function') throw Object.assign(new Error(`${entryPath} exports no handler; export async function handler(input, ctx)`), { code: 'TOOL_NO_HANDLER' });
       return h as Handler;
+    }, (err: unknown) => {
+      // Node 20's ESM SyntaxError names no file or line; the supervisor finds them (node --check).
+      if (err instanceof SyntaxError) throw Object.assign(new Error(err.message), { code: 'TOOL_SYNTAX_ERROR' });
+      throw err;
     });
     // A module that failed to load is tried again on the next call (it may have been a transient read).
     p.catch(() => modules.delete(entryPath));

@@ -1,0 +1,78 @@
+// Does an authored tool's entry module parse? Answered without importing it into the supervisor:
+// `node --check` in a short-lived child (compile only, nothing runs, imports are not resolved),
+// under Node's permission model with read access to that one file, an empty environment, a
+// deadline and SIGKILL. Node 20's ESM SyntaxError from import() carries no file or line; the
+// child's report does (`file:line`, the source line, a caret), for ESM and CommonJS alike, and it
+// decides ESM or CommonJS the way the tool host's import() will (extension, package.json "type",
+// syntax detection).
+//
+// Why not in-process: `vm.SourceTextModule` needs --experimental-vm-modules in the supervisor, and
+// `new vm.Script` parses a script, so every `import` would be a false error; and a parse of
+// untrusted text in the supervisor puts V8's parser (its CPU time, its bugs) in the privileged
+// process. TypeScript's parser is a devDependency only.
+import { execFile } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+
+const CHECK_TIMEOUT_MS = 15_000;
+const MAX_REPORT_BYTES = 64 * 1024;
+
+export type SyntaxCheck = { ok: true } | { ok: false; line?: number; column?: number; message: string };
+
+/** Results by real path and content digest: a core loaded again does not check again. */
+const cache = new Map<string, Promise<SyntaxCheck>>();
+
+/**
+ * `{ ok: false }` only for a syntax error the child reported; a check that could not run (no
+ * permission model, a deadline, a signal) is `{ ok: true }`: the host's import() still decides, so
+ * an unusual machine never refuses a core that would work.
+ */
+export function checkModuleSyntax(realPath: string, sha256: string): Promise<SyntaxCheck> {
+  const key = `${sha256}\0${realPath}`;
+  let p = cache.get(key);
+  if (!p) {
+    p = runCheck(realPath);
+    cache.set(key, p);
+  }
+  return p;
+}
+
+function runCheck(realPath: string): Promise<SyntaxCheck> {
+  // Node 20/22 spell the permission model --experimental-permission; later releases --permission.
+  const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+  const args = ['--no-warnings', permission, `--allow-fs-read=${realPath}`, '--check', realPath];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      args,
+      { env: {}, timeout: CHECK_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: MAX_REPORT_BYTES, encoding: 'utf8', windowsHide: true },
+      (err, _stdout, stderr) => {
+        if (!err) return resolve({ ok: true });
+        resolve(parseReport(realPath, String(stderr ?? '')) ?? { ok: true });
+      },
+    );
+  });
+}
+
+/**
+ * Node's report of an uncaught SyntaxError at compile time:
+ *   /path/file.mjs:7
+ *   const b = 2 @@ 3;
+ *               ^
+ *   <blank>
+ *   SyntaxError: Invalid or unexpected token
+ * Returns null when stderr holds no SyntaxError (the check failed for another reason).
+ */
+export function parseReport(realPath: string, stderr: string): SyntaxCheck | null {
+  const lines = stderr.split(/\r?\n/);
+  const messageLine = lines.find((l) => /^SyntaxError: /.test(l));
+  if (messageLine === undefined) return null;
+  const message = messageLine.slice(0, 500);
+  // The path as given; some Node releases print the module's file URL instead.
+  const names = [`${realPath}:`, `${pathToFileURL(realPath).href}:`];
+  const head = lines.findIndex((l) => names.some((n) => l.startsWith(n)) && /:\d+$/.test(l));
+  if (head < 0) return { ok: false, message };
+  const line = Number(/:(\d+)$/.exec(lines[head]!)![1]);
+  const caret = lines[head + 2] ?? '';
+  const col = /^\s*\^/.test(caret) ? caret.indexOf('^') + 1 : undefined;
+  return { ok: false, line, ...(col !== undefined ? { column: col } : {}), message };
+}
