@@ -23,6 +23,7 @@ import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
+import { admit } from './admission.js';
 import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
 
 const DEFAULT_DEADLINE_MS = 120_000;
@@ -138,6 +139,9 @@ export class EffectRuntime {
     sessions.set(ctx.sessionId, held + 1);
     running.set(db, (running.get(db) ?? 0) + 1);
     try {
+      // Steps 1 to 7 up to the adapter's first await are synchronous: a burst is admitted under a per-tick budget.
+      const turn = admit();
+      if (turn) await turn;
       return await this.run(req, ctx);
     } finally {
       const n = (running.get(db) ?? 1) - 1;
