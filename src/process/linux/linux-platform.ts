@@ -6,7 +6,7 @@ import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import * as libc from '../../../native-helpers/libc.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
-import { spawnNative } from './native-child.js';
+import { spawnNative } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
 import { bootId, environBufferHas, listPids, readEnviron, readStat, startTimeOf, type ProcStat } from './procfs.js';
