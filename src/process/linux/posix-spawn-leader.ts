@@ -61,8 +61,8 @@ export class NativeChild extends EventEmitter {
     live.set(pid, this);
     listen();
     // Coalesced SIGCHLDs are covered (each pass checks every child); the poll is a backstop only.
+    // Kept referenced, as Node's child handle is: a running leader keeps the process alive.
     backstop ??= setInterval(reapAll, 1_000);
-    backstop.unref();
   }
 
   /** Signals the leader while it is unreaped (its pid cannot have been reused). */
