@@ -35,7 +35,9 @@ async function lagWhile(ms: number): Promise<number> {
 
 export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
   const n = ctx.options.quick ? 50 : 200;
-  const p = await openBenchPipeline('tasks', 'name: bench\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read]\napproval:\n  default: auto\n', { approve: ['terminal'], tasks: true });
+  // The bench starts all n at once in one session: both per-session caps are raised to n.
+  const agentYaml = `name: bench\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read]\napproval:\n  default: auto\nlimits:\n  max_background_tasks: ${n}\n  max_concurrent_calls: ${n}\n`;
+  const p = await openBenchPipeline('tasks', agentYaml, { approve: ['terminal'], tasks: true });
   const { runtime, ectx } = p;
   const worker = p.worker!;
   try {

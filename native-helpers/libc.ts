@@ -57,6 +57,7 @@ export function libcAvailable(): boolean {
 const I64 = 8;
 const I32 = 1;
 const U8Array = 10;
+const String_ = 0;
 
 export function prctl(option: number, arg2: number): SyscallResult {
   return call('prctl', [I32, I64, I64, I64, I64], [option, arg2, 0, 0, 0], I32);
@@ -100,4 +101,119 @@ export function getpgid(pid: number): SyscallResult {
 
 export function getsid(pid: number): SyscallResult {
   return call('getsid', [I32], [pid], I32);
+}
+
+// posix_spawn (vfork-style: the parent's page tables are not copied) for the Linux spawn path.
+// glibc's structures are treated as opaque buffers larger than their size (80, 336, 128 bytes).
+const POSIX_SPAWN_SETSIGDEF = 0x04;
+const POSIX_SPAWN_SETSIGMASK = 0x08;
+const POSIX_SPAWN_SETSID = 0x80;
+const O_CLOEXEC = 0o2000000;
+const O_RDONLY = 0;
+
+/** pipe2(fds, O_CLOEXEC): [read end, write end]. */
+export function pipeCloexec(): [number, number] {
+  const buf = Buffer.alloc(8);
+  const r = call('pipe2', [U8Array, I32], [buf, O_CLOEXEC], I32);
+  if (r.value !== 0) throw new NativeHelperError(`pipe2 failed (errno ${r.errno})`);
+  return [buf.readInt32LE(0), buf.readInt32LE(4)];
+}
+
+/** NULL-terminated char*[] in malloc'd memory (ffi-rs's StringArray is not NULL-terminated); free with freePtr. */
+function cStringArray(list: readonly string[]): number {
+  const { ffi } = libc();
+  const table = 8 * (list.length + 1);
+  const bytes = list.map((x) => Buffer.from(`${x}\0`, 'utf8'));
+  const total = table + bytes.reduce((a, b) => a + b.length, 0);
+  const base = Number(ffi.load({ library: 'libc', funcName: 'malloc', retType: ffi.DataType.I64, paramsType: [ffi.DataType.I64], paramsValue: [total] } as never));
+  if (!(base > 0)) throw new NativeHelperError('malloc failed');
+  const buf = Buffer.alloc(total);
+  let off = table;
+  bytes.forEach((b, i) => {
+    buf.writeBigUInt64LE(BigInt(base + off), 8 * i);
+    b.copy(buf, off);
+    off += b.length;
+  });
+  ffi.load({ library: 'libc', funcName: 'memcpy', retType: ffi.DataType.I64, paramsType: [ffi.DataType.I64, ffi.DataType.U8Array, ffi.DataType.I64], paramsValue: [base, buf, total] } as never);
+  return base;
+}
+
+function freePtr(p: number): void {
+  const { ffi } = libc();
+  ffi.load({ library: 'libc', funcName: 'free', retType: ffi.DataType.Void, paramsType: [ffi.DataType.I64], paramsValue: [p] } as never);
+}
+
+function check(what: string, r: SyscallResult): void {
+  // posix_spawn* return the error number itself.
+  if (r.value !== 0) throw new NativeHelperError(`${what} failed (error ${r.value})`);
+}
+
+export interface PosixSpawnRequest {
+  file: string;
+  argv: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd: string;
+  /** The child's stdout and stderr: write ends, dup'd onto 1 and 2 (stdin is /dev/null). */
+  stdout: number;
+  stderr: number;
+}
+
+/**
+ * posix_spawnp in a new session, with every signal at its default and none blocked (Node ignores
+ * SIGPIPE and blocks some; a child must not inherit that), stdin from /dev/null. Returns the pid,
+ * or throws with the error posix_spawn returned (an exec failure included: glibc reports it).
+ */
+export function posixSpawnp(req: PosixSpawnRequest): number {
+  const fa = Buffer.alloc(256);
+  const attr = Buffer.alloc(512);
+  const all = Buffer.alloc(256);
+  const none = Buffer.alloc(256);
+  const pid = Buffer.alloc(4);
+  check('posix_spawn_file_actions_init', call('posix_spawn_file_actions_init', [U8Array], [fa], I32));
+  let argv = 0;
+  let envp = 0;
+  try {
+    check('posix_spawnattr_init', call('posix_spawnattr_init', [U8Array], [attr], I32));
+    try {
+      check('addopen', call('posix_spawn_file_actions_addopen', [U8Array, I32, String_, I32, I32], [fa, 0, '/dev/null', O_RDONLY, 0], I32));
+      check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, req.stdout, 1], I32));
+      check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, req.stderr, 2], I32));
+      check('addchdir_np', call('posix_spawn_file_actions_addchdir_np', [U8Array, String_], [fa, req.cwd], I32));
+      // Every signal, glibc's two internal ones (32, 33) included: sigfillset leaves them out, and
+      // the spawn child would then leave them ignored across the exec.
+      all.fill(0xff, 0, 128);
+      call('sigemptyset', [U8Array], [none], I32);
+      check('setsigdefault', call('posix_spawnattr_setsigdefault', [U8Array, U8Array], [attr, all], I32));
+      check('setsigmask', call('posix_spawnattr_setsigmask', [U8Array, U8Array], [attr, none], I32));
+      check('setflags', call('posix_spawnattr_setflags', [U8Array, I32], [attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK], I32));
+      argv = cStringArray(req.argv);
+      envp = cStringArray(Object.entries(req.env).map(([k, v]) => `${k}=${v}`));
+      const r = call('posix_spawnp', [U8Array, String_, U8Array, U8Array, I64, I64], [pid, req.file, fa, attr, argv, envp], I32);
+      if (r.value !== 0) {
+        const e = new NativeHelperError(`posix_spawnp ${req.file} failed (error ${r.value})`) as NativeHelperError & { errno: number };
+        e.errno = r.value;
+        throw e;
+      }
+      // glibc passes file actions by pointer: a pointer-sized slot holds its allocations, so the buffer
+      // is the same memory ffi-rs was given (what getChildSubreaper relies on as well).
+      return pid.readInt32LE(0);
+    } finally {
+      call('posix_spawnattr_destroy', [U8Array], [attr], I32);
+    }
+  } finally {
+    call('posix_spawn_file_actions_destroy', [U8Array], [fa], I32);
+    if (argv) freePtr(argv);
+    if (envp) freePtr(envp);
+  }
+}
+
+/** waitpid(pid, &status, WNOHANG) for one pid: null while it runs; its exit code or signal number once reaped. */
+export function waitpidStatusNoHang(pid: number): { reaped: boolean; errno: number; code: number | null; signal: number | null } {
+  if (!(pid > 0)) throw new RangeError(`waitpidStatusNoHang: refusing pid ${pid}; only one positive pid at a time`);
+  const st = Buffer.alloc(4);
+  const r = call('waitpid', [I32, U8Array, I32], [pid, st, WNOHANG], I32);
+  if (r.value !== pid) return { reaped: false, errno: r.errno, code: null, signal: null };
+  const s = st.readInt32LE(0);
+  const sig = s & 0x7f;
+  return sig === 0 ? { reaped: true, errno: 0, code: (s >> 8) & 0xff, signal: null } : { reaped: true, errno: 0, code: null, signal: sig };
 }

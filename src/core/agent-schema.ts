@@ -66,8 +66,15 @@ export const LimitsSchema = z
     max_iterations: z.number().int().positive().optional(),
     timeout_seconds: z.number().positive().finite().optional(),
     max_cost_usd: z.number().nonnegative().finite().optional(),
+    // Per session, enforced by the supervisor whatever the runtime (issue 16): running background
+    // tasks, and calls in flight at once. Absent: DEFAULT_SESSION_CAPS.
+    max_background_tasks: z.number().int().min(1).max(10_000).optional(),
+    max_concurrent_calls: z.number().int().min(1).max(10_000).optional(),
   })
   .strict();
+
+/** Defaults of the per-session caps in `limits` (docs/core-format.md). */
+export const DEFAULT_SESSION_CAPS = Object.freeze({ maxBackgroundTasks: 32, maxConcurrentCalls: 16 });
 
 /**
  * The operator's explicit openings in the URL policy, for requests the supervisor makes on a

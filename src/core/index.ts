@@ -14,7 +14,7 @@ export {
 } from './names.js';
 export { APPROVAL_POLICIES, RISK_LEVELS, type ApprovalPolicy, type RiskLevel, type LiteralOrSecret, type SecretRef } from './fields.js';
 export { secretSourcePaths } from './secret-source-rules.js';
-export { RUNTIME_TARGETS, TERMINAL_SANDBOX_MODES, type TerminalConfig, type AgentConfig, type ApprovalConfig, type ModelConfig, type ToolOverride, type RuntimeTarget } from './agent-schema.js';
+export { DEFAULT_SESSION_CAPS, RUNTIME_TARGETS, TERMINAL_SANDBOX_MODES, type TerminalConfig, type AgentConfig, type ApprovalConfig, type ModelConfig, type ToolOverride, type RuntimeTarget } from './agent-schema.js';
 export { ISOLATION_TIERS, type IsolationTier, type IsolationHints, type ReadPathHint } from './tool-manifest-schema.js';
 export type { StdioTransport, HttpTransport, McpApproval, DiscoveredMcpTool } from './mcp-schema.js';
 export { mcpNetworkAllowlist } from './load-mcp.js';

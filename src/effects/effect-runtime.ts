@@ -3,7 +3,7 @@
 // 7 adapter under deadline and cancel, 8 views. Nothing runs before its checks.
 import { randomBytes } from 'node:crypto';
 import type { ValidateFunction } from 'ajv';
-import { compileInputSchema } from '../core/index.js';
+import { compileInputSchema, DEFAULT_SESSION_CAPS } from '../core/index.js';
 import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
 import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
 import {
@@ -23,6 +23,7 @@ import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
+import { admit } from './admission.js';
 import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
 
 const DEFAULT_DEADLINE_MS = 120_000;
@@ -53,6 +54,8 @@ export interface EffectRuntimeOptions {
 
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
 const running = new WeakMap<Database, number>();
+/** Calls in flight per session of each store, across runtimes (what limits.max_concurrent_calls counts). */
+const inFlight = new WeakMap<Database, Map<string, number>>();
 
 /** What, besides an --approve rule, would let this entry run without asking (for a denial's text). */
 function howToAllow(entry: CatalogEntry): string {
@@ -127,17 +130,31 @@ export class EffectRuntime {
     // Fail closed: after a deferred audit commit failed, nothing more runs through this runtime.
     if (this.commitFailure) throw this.commitFailure;
     const db = this.o.db;
+    // The session's cap on calls in flight: counted before anything runs, so a burst cannot race past it.
+    let sessions = inFlight.get(db);
+    if (!sessions) inFlight.set(db, (sessions = new Map()));
+    const cap = this.o.catalog.core.agent.limits.max_concurrent_calls ?? DEFAULT_SESSION_CAPS.maxConcurrentCalls;
+    const held = sessions.get(ctx.sessionId) ?? 0;
+    if (held >= cap) return this.run(req, ctx, cap);
+    sessions.set(ctx.sessionId, held + 1);
     running.set(db, (running.get(db) ?? 0) + 1);
     try {
+      // Steps 1 to 7 up to the adapter's first await are synchronous: a burst is admitted under a per-tick budget.
+      const turn = admit();
+      if (turn) await turn;
       return await this.run(req, ctx);
     } finally {
       const n = (running.get(db) ?? 1) - 1;
       if (n === 0) running.delete(db);
       else running.set(db, n);
+      const m = (sessions.get(ctx.sessionId) ?? 1) - 1;
+      if (m <= 0) sessions.delete(ctx.sessionId);
+      else sessions.set(ctx.sessionId, m);
     }
   }
 
-  private async run(req: EffectRequest, ctx: TurnExecutionContext): Promise<EffectOutcome> {
+  /** `overCap`: the session's limits.max_concurrent_calls, reached: the call is refused (and audited) before step 1. */
+  private async run(req: EffectRequest, ctx: TurnExecutionContext, overCap?: number): Promise<EffectOutcome> {
     const t0 = Date.now();
     const entry = req?.entry as CatalogEntry | undefined;
     const base = {
@@ -170,6 +187,15 @@ export class EffectRuntime {
       await this.record(ctx, events);
       return { ok: false, callId: base.callId, tool: base.tool, code, step, message, views };
     };
+
+    if (overCap !== undefined) {
+      return fail(
+        'LIMIT_REACHED',
+        1,
+        `this session already has ${overCap} calls in flight, its limit (limits.max_concurrent_calls in agent.yaml); ` +
+          'the call did not run: call it again after one of them has returned, or raise limits.max_concurrent_calls',
+      );
+    }
 
     // 1. The binding: made by this runtime, from this catalog, for an entry it owns; valid arguments.
     if (!entry || !this.issued.has(req) || req.catalogId !== this.o.catalog.id || !this.o.catalog.owns(entry)) {

@@ -40,7 +40,9 @@ export type EffectErrorCode =
   | 'ADAPTER_FAILED'
   | 'TIMEOUT'
   | 'CANCELLED'
-  | 'REDACTION_FAILED';
+  | 'REDACTION_FAILED'
+  /** A per-session cap (agent.yaml limits.max_concurrent_calls) refused the call before it ran. */
+  | 'LIMIT_REACHED';
 
 /** Separate views of one result; each consumer reads only its own. */
 export interface EffectViews {

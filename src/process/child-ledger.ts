@@ -25,6 +25,12 @@ export function installChildLedger(): boolean {
   return (installed = true);
 }
 
+/** A direct child started without child_process (posix_spawn): on the ledger until the returned call (its reaping). */
+export function noteDirectChild(pid: number): () => void {
+  direct.add(pid);
+  return () => direct.delete(pid);
+}
+
 /** True when `pid` is a live direct child spawned by this process through child_process. */
 export function isDirectChild(pid: number): boolean {
   return direct.has(pid);

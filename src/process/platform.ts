@@ -40,6 +40,21 @@ export interface PlatformCapabilities {
   cgroup: boolean;
 }
 
+/** What a tree uses of its leader's ChildProcess, for a leader Node did not spawn. */
+export interface SpawnedLeader {
+  readonly pid: number;
+  readonly stdin: null;
+  readonly stdout: import('node:net').Socket;
+  readonly stderr: import('node:net').Socket;
+  readonly stdio: readonly unknown[];
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  kill(signal?: NodeJS.Signals): boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  on(event: 'exit' | 'error', fn: (...a: any[]) => void): unknown;
+  once(event: 'exit', fn: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+}
+
 /**
  * `leaderHeld` means the leader's pid is still unreaped by this process (Node has not seen its
  * exit), so the pid, and the process group and session named after it, cannot have been reused.
@@ -58,6 +73,12 @@ export interface ProcessPlatform {
    * Windows launcher waits for it). Throws to refuse the tree; the caller then kills the child.
    */
   adopt?(spawnId: string, child: import('node:child_process').ChildProcess): void;
+  /**
+   * Starts the (prepared) leader without forking the supervisor (Linux: posix_spawn, decision 58),
+   * for a tree with stdin ignored, stdout and stderr piped and no other descriptor. Synchronous;
+   * throws when the spawn failed. Absent or null: the caller uses Node's spawn().
+   */
+  spawnLeader?(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): SpawnedLeader | null;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

@@ -9,7 +9,7 @@ import { artifactPath, createArtifactDir } from './artifacts.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
 import { StreamCapture } from './output-capture.js';
-import type { ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
+import type { ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from './platform.js';
 import { resolveCommand } from './resolve-command.js';
 import { terminateTree, killTreeSync } from './terminate.js';
 import { settlesWithin } from './wait.js';
@@ -68,7 +68,7 @@ export class LiveTree implements SupervisedTree {
   readonly channel: Duplex | null;
   readonly stdout: NodeJS.ReadableStream | null;
 
-  private readonly child: ChildProcess;
+  private readonly child: ChildProcess | SpawnedLeader;
   private readonly identity: TreeIdentity;
   private readonly seen = new Map<number, TreeMember>();
   private readonly tally = new Map<string, TreeMember>();
@@ -135,17 +135,24 @@ export class LiveTree implements SupervisedTree {
       stdio.push('pipe');
       env[CHANNEL_FD_ENV] = String(channelFd);
     }
-    let child: ChildProcess;
+    let child: ChildProcess | SpawnedLeader;
     try {
-      child = spawn(prepared.command, prepared.args, {
-        cwd,
-        env,
-        detached: true, // a new session and process group: the tree's own
-        stdio,
-        windowsHide: true,
-      });
+      // Without forking the supervisor where the platform can (posix_spawn on Linux, decision 58):
+      // only for the plain shape (stdin ignored, two pipes, nothing else).
+      const plain = stdio.length === 3 && stdio[0] === 'ignore';
+      child =
+        (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env }) : null) ??
+        spawn(prepared.command, prepared.args, {
+          cwd,
+          env,
+          detached: true, // a new session and process group: the tree's own
+          stdio,
+          windowsHide: true,
+        });
     } catch (cause) {
       ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
+      void this.captures.stdout.end();
+      void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
     }
     child.on('error', (err) => {
@@ -159,7 +166,7 @@ export class LiveTree implements SupervisedTree {
     }
     if (ctx.platform.adopt) {
       try {
-        ctx.platform.adopt(spawnId, child);
+        ctx.platform.adopt(spawnId, child as ChildProcess);
       } catch (cause) {
         // The command has not run yet (the launcher waits for adoption): end it and refuse.
         child.kill('SIGKILL');

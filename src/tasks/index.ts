@@ -1,1 +1,1 @@
-export { RuntimeTaskWorker, type TerminalTaskSpec, type TaskWorkerOptions } from './task-worker.js';
+export { RuntimeTaskWorker, TaskLimitError, type TerminalTaskSpec, type TaskWorkerOptions } from './task-worker.js';

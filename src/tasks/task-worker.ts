@@ -23,6 +23,20 @@ export interface TerminalTaskSpec {
   timeoutMs?: number;
   /** Secret values removed from the logs (a background task never receives secret bindings). */
   redact?: RedactionSource;
+  /** At most this many running tasks in the session (agent.yaml limits.max_background_tasks); none: no cap. */
+  maxRunningInSession?: number;
+}
+
+/** A session already runs as many background tasks as its cap allows: nothing was started. */
+export class TaskLimitError extends Error {
+  readonly code = 'LIMIT_REACHED';
+  constructor(readonly limit: number) {
+    super(
+      `this session already runs ${limit} background tasks, its limit (limits.max_background_tasks in agent.yaml); ` +
+        'wait for one to end (yield_until) or cancel one (task_control), or raise limits.max_background_tasks',
+    );
+    this.name = 'TaskLimitError';
+  }
 }
 
 export interface TaskWorkerOptions {
@@ -53,6 +67,8 @@ export class RuntimeTaskWorker {
   /** 'completed' (task: TaskRecord) after the row holds its end state. */
   readonly events = new EventEmitter();
   private readonly live = new Map<string, Live>();
+  /** Per session: tasks running or being started by this worker (what the cap counts). */
+  private readonly held = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private readonly maxLogBytes: number;
   private closed = false;
@@ -70,6 +86,28 @@ export class RuntimeTaskWorker {
    * of the event loop, so a burst of them never stalls everything else for long.
    */
   async startTerminal(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
+    // The slot is taken before the first await, so concurrent starts cannot race past the cap.
+    const cap = spec.maxRunningInSession;
+    const held = this.held.get(spec.sessionId) ?? 0;
+    if (cap !== undefined && held >= cap) throw new TaskLimitError(cap);
+    this.held.set(spec.sessionId, held + 1);
+    let started = false;
+    try {
+      const t = await this.startNow(scope, spec);
+      started = true;
+      return t;
+    } finally {
+      if (!started) this.release(spec.sessionId);
+    }
+  }
+
+  private release(sessionId: string): void {
+    const n = (this.held.get(sessionId) ?? 1) - 1;
+    if (n <= 0) this.held.delete(sessionId);
+    else this.held.set(sessionId, n);
+  }
+
+  private async startNow(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
     await this.turn();
     if (this.closed) throw new Error('the task worker is closed; start a new session');
     const task = this.store.create(scope, {
@@ -231,6 +269,7 @@ export class RuntimeTaskWorker {
     for (const s of ['stdout', 'stderr'] as const) this.collect(l, s, l.decoders[s].end());
     this.flush(l);
     this.live.delete(l.task.id);
+    this.release(l.task.sessionId);
     const status =
       outcome.reason === 'cancelled' ? (this.closed ? 'interrupted' : 'cancelled') : outcome.reason === 'exited' && outcome.exitCode === 0 ? 'completed' : 'failed';
     const reason =

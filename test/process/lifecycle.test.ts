@@ -55,8 +55,9 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
       assert.equal(rec.startMarker, `linux:${tree.startMarker.bootId}:${tree.startMarker.startTime}`);
       assert.equal(rec.cgroup, tree.cgroup);
       assert.match(tree.spawnId, /^sp_[0-9a-f]{24}$/);
-      const env = readFileSync(`/proc/${tree.pid}/environ`, 'latin1').split('\0');
-      assert.ok(env.includes(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`));
+      // posix_spawn returns once the child is past execve's point of no return; the kernel sets the
+      // new image's environment bounds a moment later, so /proc may show it empty for that moment.
+      await waitFor('the marker in the child’s environment', () => readFileSync(`/proc/${tree.pid}/environ`, 'latin1').split('\0').includes(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`) || null, 2_000);
       const out = await tree.stop();
       assert.equal(out.reason, 'cancelled');
       const fin = sup.records.get(tree.spawnId)!;

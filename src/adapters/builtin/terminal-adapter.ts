@@ -2,10 +2,11 @@
 // binds the exact command line and cwd into the approval; invoke runs the supervised tree.
 import { forbiddenTargetReason } from '../../core/secrets-schema.js';
 import { RESERVED_KEYS } from '../../core/names.js';
-import { secretSourcePaths } from '../../core/index.js';
+import { DEFAULT_SESSION_CAPS, secretSourcePaths } from '../../core/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
+import { TaskLimitError } from '../../tasks/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify.js';
 import { preflightTerminal, runTerminal, shellFor, terminalSandboxLaunch, type TerminalInput, type TerminalPrepared } from './terminal.js';
@@ -169,9 +170,11 @@ export const terminalAdapter: EffectAdapter = {
           env: launch.env,
           ...(a.timeout !== undefined ? { timeoutMs: Math.round(a.timeout * 1000) } : {}),
           redact: env.redact,
+          maxRunningInSession: env.core.agent.limits.max_background_tasks ?? DEFAULT_SESSION_CAPS.maxBackgroundTasks,
         });
       } catch (err) {
         if (err instanceof WriteScopeConflictError) return { text: `[refused] ${err.message}`, isError: true, detail: { code: err.code } };
+        if (err instanceof TaskLimitError) return { text: `[refused] ${err.message}`, isError: true, detail: { code: err.code, limit: 'limits.max_background_tasks', value: err.limit } };
         throw err;
       }
       return {

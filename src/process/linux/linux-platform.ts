@@ -5,7 +5,8 @@ import { closeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import * as libc from '../../../native-helpers/libc.js';
-import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
+import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
+import { spawnNative } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
 import { bootId, environBufferHas, listPids, readEnviron, readStat, startTimeOf, type ProcStat } from './procfs.js';
@@ -22,6 +23,8 @@ import {
 export interface LinuxPlatformOptions {
   /** Use a cgroup per tree when a writable cgroup v2 exists (default true). */
   cgroups?: boolean;
+  /** Start leaders with posix_spawn instead of Node's spawn() (default true; SUPERVISOR_SPAWN=node turns it off). */
+  posixSpawn?: boolean;
 }
 
 export class LinuxPlatform implements ProcessPlatform {
@@ -66,6 +69,12 @@ export class LinuxPlatform implements ProcessPlatform {
       return { ...cgroupEntryWrapper(cgroup, command, [...args]), cgroup };
     }
     return { command, args: [...args], cgroup: null };
+  }
+
+  spawnLeader(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): SpawnedLeader | null {
+    const on = this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node';
+    if (!on || !libc.libcAvailable()) return null;
+    return spawnNative(command, args, o);
   }
 
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {

@@ -1,0 +1,118 @@
+// A tree's leader started with glibc's posix_spawn (vfork-style) instead of Node's spawn(), which
+// forks the whole supervisor (decision 58). Still synchronous and on the main thread, so the spawn
+// record is written in the same block in which the pid appears (decision 4). libuv does not know
+// these children: this module reaps them itself, one pid at a time (never waitpid(-1), decision 3),
+// on SIGCHLD and on a backstop poll, and only from the event loop, so a leader is never reaped
+// before the code that spawned it has run to its end. Until then its pid, group and session are ours.
+import { EventEmitter } from 'node:events';
+import { closeSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { constants } from 'node:os';
+import * as libc from '../../../native-helpers/libc.js';
+import { noteDirectChild } from '../child-ledger.js';
+
+const live = new Map<number, NativeChild>();
+let listening = false;
+let backstop: NodeJS.Timeout | undefined;
+const signalName = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([k, v]) => [v, k as NodeJS.Signals]));
+
+function reapAll(): void {
+  for (const c of [...live.values()]) c.tryReap();
+  if (live.size === 0 && backstop) {
+    clearInterval(backstop);
+    backstop = undefined;
+  }
+}
+
+/** SIGCHLDs of one turn are reaped in one pass (a waitpid costs ~25 µs through ffi-rs, per child). */
+let reapQueued = false;
+function onSigchld(): void {
+  if (reapQueued) return;
+  reapQueued = true;
+  setImmediate(() => {
+    reapQueued = false;
+    reapAll();
+  });
+}
+
+/** Before the first spawn, so no child's exit comes before the listener. */
+function listen(): void {
+  if (listening) return;
+  listening = true;
+  process.on('SIGCHLD', onSigchld);
+}
+
+/** The members of ChildProcess a supervised tree uses, for a leader Node did not spawn. */
+export class NativeChild extends EventEmitter {
+  readonly stdin = null;
+  readonly stdio: [null, Socket, Socket];
+  exitCode: number | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  private readonly unledger: () => void;
+
+  constructor(
+    readonly pid: number,
+    readonly stdout: Socket,
+    readonly stderr: Socket,
+  ) {
+    super();
+    this.stdio = [null, stdout, stderr];
+    this.unledger = noteDirectChild(pid);
+    live.set(pid, this);
+    listen();
+    // Coalesced SIGCHLDs are covered (each pass checks every child); the poll is a backstop only.
+    // Kept referenced, as Node's child handle is: a running leader keeps the process alive.
+    backstop ??= setInterval(reapAll, 1_000);
+  }
+
+  /** Signals the leader while it is unreaped (its pid cannot have been reused). */
+  kill(signal: NodeJS.Signals = 'SIGTERM'): boolean {
+    if (this.exitCode !== null || this.signalCode !== null) return false;
+    try {
+      process.kill(this.pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  tryReap(): void {
+    if (!live.has(this.pid)) return;
+    const r = libc.waitpidStatusNoHang(this.pid);
+    if (!r.reaped && r.errno !== libc.ECHILD) return;
+    live.delete(this.pid);
+    this.unledger();
+    if (r.reaped && r.signal !== null) this.signalCode = signalName.get(r.signal) ?? 'SIGKILL';
+    else this.exitCode = r.code ?? -1; // ECHILD: reaped elsewhere, status unknown (never expected)
+    this.emit('exit', this.exitCode, this.signalCode);
+  }
+}
+
+/**
+ * posix_spawnp `file` in a new session with stdin from /dev/null and stdout/stderr on pipes; the
+ * child's ends are closed here. Throws (nothing left open) when the spawn fails.
+ */
+export function spawnNative(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): NativeChild {
+  listen();
+  const fds: number[] = [];
+  const out = libc.pipeCloexec();
+  fds.push(...out);
+  let err: [number, number];
+  try {
+    err = libc.pipeCloexec();
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
+  fds.push(...err);
+  let pid: number;
+  try {
+    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: out[1], stderr: err[1] });
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
+  closeSync(out[1]);
+  closeSync(err[1]);
+  return new NativeChild(pid, new Socket({ fd: out[0], readable: true, writable: false }), new Socket({ fd: err[0], readable: true, writable: false }));
+}

@@ -1,0 +1,68 @@
+// The posix_spawn start path (decision 58): a tree's leader started without forking the
+// supervisor keeps every lifecycle guarantee of Node's spawn(): its own session and group, its
+// cgroup entered before the command runs, stdin from /dev/null, no inherited ignored or blocked
+// signal, the exit code or signal reported, the spawn record written before spawnTree returns,
+// and a failed start leaves no descriptor behind. Node's path (SUPERVISOR_SPAWN=node) is the
+// same suite in lifecycle.test.ts run with that variable.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { ProcessSupervisor } from '../../src/process/index.js';
+import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
+import { waitFor } from '../helpers/procs.js';
+import { linuxSupervisorSuite } from './supervisor-suite.js';
+
+describe('posix_spawn start path', { skip: process.platform !== 'linux' && 'Linux only' }, () => {
+  const started = new Set<string>();
+  let sup!: ProcessSupervisor;
+  linuxSupervisorSuite('cgroup', started, (s) => (sup = s));
+  const leaderOf = (t: unknown): { constructor: { name: string } } => (t as { child: { constructor: { name: string } } }).child;
+
+  test('the leader is posix_spawned, in its own session and cgroup, with clean signals and stdin', async () => {
+    const t = sup.spawnTree({
+      command: 'sh',
+      args: ['-c', 'cut -d" " -f5,6 /proc/$$/stat; grep -E "^(SigIgn|SigBlk)" /proc/$$/status; readlink /proc/$$/fd/0; grep "^0::" /proc/$$/cgroup'],
+      cwd: '/tmp',
+    });
+    started.add(t.spawnId);
+    assert.equal(leaderOf(t).constructor.name, 'NativeChild');
+    // Recorded before spawnTree returned.
+    assert.equal(sup.records.get(t.spawnId)?.pid, t.pid);
+    const o = await t.done;
+    assert.equal(o.reason, 'exited');
+    assert.equal(o.exitCode, 0);
+    const [ids, ign, blk, stdin, cg] = o.stdout.tail.trim().split('\n');
+    assert.equal(ids, `${t.pid} ${t.pid}`, 'pgid and sid are the leader’s pid');
+    // SIGPIPE (13) and every other signal (glibc’s internal 32 and 33 too) at its default; nothing blocked.
+    assert.equal(BigInt(`0x${ign!.split("\t")[1]}`), 0n, ign);
+    assert.equal(BigInt(`0x${blk!.split('\t')[1]}`), 0n, blk);
+    assert.equal(stdin, '/dev/null');
+    assert.ok(t.cgroup && cg!.endsWith(`/${t.spawnId}`), `in its cgroup from the start: ${cg}`);
+  });
+
+  test('exit codes and signals are reported as with Node’s spawn()', async () => {
+    const a = sup.spawnTree({ command: 'sh', args: ['-c', 'exit 7'] });
+    const b = sup.spawnTree({ command: 'sh', args: ['-c', 'kill -TERM $$; sleep 5'] });
+    started.add(a.spawnId).add(b.spawnId);
+    const [oa, ob] = await Promise.all([a.done, b.done]);
+    assert.deepEqual([oa.reason, oa.exitCode, oa.signal], ['exited', 7, null]);
+    assert.deepEqual([ob.reason, ob.exitCode, ob.signal], ['exited', null, 'SIGTERM']);
+  });
+
+  test('a start that fails throws and leaves no descriptor open', async () => {
+    const fds = readdirSync('/proc/self/fd').length;
+    assert.throws(() => sup.spawnTree({ command: 'sh', args: ['-c', 'true'], cwd: '/nonexistent-dir-for-test' }), /spawn|ENOENT|error 2/);
+    // The pipes are closed at once; the artifact files as their writers end.
+    await waitFor('the artifact files closed', () => readdirSync('/proc/self/fd').length <= fds || null, 5_000);
+  });
+
+  test('SUPERVISOR_SPAWN=node, or a tree that needs stdin or a channel, takes Node’s spawn()', async () => {
+    const t = sup.spawnTree({ command: 'cat', stdin: 'pipe' });
+    started.add(t.spawnId);
+    assert.equal(leaderOf(t).constructor.name, 'ChildProcess');
+    t.stdin!.end();
+    await t.done;
+    const off = new LinuxPlatform({ posixSpawn: false });
+    assert.equal(off.spawnLeader('/bin/true', [], { cwd: '/', env: {} }), null);
+  });
+});
