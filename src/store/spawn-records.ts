@@ -1,5 +1,6 @@
 // Spawn records: written as soon as a pid exists, finalized when the whole tree is gone.
 import type { Database } from './database.js';
+import { faultPoint } from './fault-injection.js';
 
 export type SpawnStatus = 'running' | 'exited' | 'timeout' | 'cancelled' | 'failed' | 'interrupted';
 
@@ -84,6 +85,7 @@ export class SpawnRecordStore {
 
   insert(r: Omit<SpawnRecord, 'status' | 'exitCode' | 'signal' | 'endedAt' | 'detail'>): void {
     this.insertStmt.run(r);
+    faultPoint(this.db, 'spawn');
   }
 
   finish(spawnId: string, f: { status: SpawnStatus; exitCode: number | null; signal: string | null; endedAt: number; detail: string | null }): void {
