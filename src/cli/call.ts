@@ -98,7 +98,11 @@ export async function runCall(argv: string[]): Promise<number> {
     code = out.ok && !out.isError ? 0 : 1;
     return code;
   } finally {
-    shutdown.dispose();
-    await s.close(code === 0 ? 'completed' : controller.signal.aborted ? 'cancelled' : 'failed');
+    // Signal hooks stay until the session is closed (see serve).
+    try {
+      await s.close(code === 0 ? 'completed' : controller.signal.aborted ? 'cancelled' : 'failed');
+    } finally {
+      shutdown.dispose();
+    }
   }
 }

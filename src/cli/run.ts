@@ -189,9 +189,14 @@ export async function runRun(argv: string[]): Promise<number> {
     return 3;
   } finally {
     out.end();
-    shutdown.dispose();
-    await prepared.close();
-    await s.close(status);
+    // Signal hooks stay until the session is closed, so a SIGTERM while it closes cannot end the
+    // process before the trees' ends are recorded (see serve).
+    try {
+      await prepared.close();
+      await s.close(status);
+    } finally {
+      shutdown.dispose();
+    }
   }
 }
 

@@ -179,7 +179,13 @@ export async function runServe(argv: string[]): Promise<number> {
     note(`closed · ${calls.ok} call(s) ran, ${calls.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}`);
     return 0;
   } finally {
-    shutdown.dispose();
-    await s.close(status);
+    // The signal hooks stay until the session is closed: an MCP client's SIGTERM after EOF (the
+    // SDK sends one 2 s after closing stdin) then only repeats the stop under way, and the trees'
+    // ends are still recorded; a second signal kills every tree at once.
+    try {
+      await s.close(status);
+    } finally {
+      shutdown.dispose();
+    }
   }
 }

@@ -194,6 +194,47 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     for (const r of spawns) assert.deepEqual(markedPids(r.spawn_id), [], `${r.spawn_id} left a process`);
   });
 
+  test('a SIGTERM while serve closes after EOF (the MCP SDK client sends one 2 s after EOF) still lets it record every tree\'s end', async () => {
+    // The SDK's StdioClientTransport.close() ends stdin, waits 2 s, then sends SIGTERM (and SIGKILL
+    // 2 s later). On a loaded machine closing the session's trees takes longer than 2 s, so the
+    // SIGTERM lands while serve is closing: it must not end the process before the records do.
+    const dir = state();
+    const demo = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
+    const child = spawn(process.execPath, [CLI, 'serve', demo, '--stdio', '--state-dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const closed = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+    const lines = createInterface({ input: child.stdout! });
+    const replies = new Map<number, (v: unknown) => void>();
+    lines.on('line', (l) => {
+      const m = JSON.parse(l) as { id?: number };
+      if (typeof m.id === 'number') replies.get(m.id)?.(m);
+    });
+    const rpc = (id: number, method: string, params: unknown) => {
+      const reply = new Promise((r) => replies.set(id, r));
+      child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      return reply;
+    };
+    await rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sigterm-test', version: '1' } });
+    child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    // A call starts the word_count tool host, so closing has a tree of its own to stop and record.
+    await rpc(2, 'tools/call', { name: 'word_count', arguments: { text: 'a b' } });
+    child.stdin!.end();
+    // Inside the close: serve prints its summary, then stops the session's trees and ends the
+    // session; the signal comes then.
+    await waitFor('serve to print its summary', () => err.includes('closed ·') || null, 20_000);
+    child.kill('SIGTERM');
+    const code = await closed;
+    const db = openStore(join(dir, 'supervisor.db'));
+    const spawns = db.prepare('SELECT spawn_id, status FROM spawns').all() as { spawn_id: string; status: string }[];
+    const sessions = db.prepare('SELECT status FROM sessions').all() as { status: string }[];
+    db.close();
+    assert.ok(spawns.length >= 2, `a tool host and the MCP server were spawned: ${err}`);
+    assert.deepEqual(spawns.filter((r) => r.status === 'running'), [], `exit ${code}; ${err}`);
+    assert.notDeepEqual(sessions.map((x) => x.status), ['running'], 'the session was ended, not left running');
+    for (const r of spawns) assert.deepEqual(markedPids(r.spawn_id), [], `${r.spawn_id} left a process`);
+  });
+
   test('stdio: hostile input (600-deep arguments, "__proto__" after a secret, schemas that cannot compile, a name collision) is a tool error or a dropped tool, audited, never -32603; the session goes on', async () => {
     const dir = state();
     const child = spawn(process.execPath, [CLI, 'serve', HOSTILE_CORE(), '--stdio', '--state-dir', dir, '--approve', 'terminal'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, SV_SERVE_GH: SECRET } });
