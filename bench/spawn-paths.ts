@@ -13,7 +13,7 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { loadFfi, openLibrary } from '../native-helpers/ffi.js';
-import { waitpidNoHang } from '../native-helpers/libc.js';
+import { cStringArray, waitpidNoHang } from '../native-helpers/libc.js';
 
 if (process.argv[2] === '--spawner') {
   // The pre-started spawner: small (no store, no catalog), forks cheaply.
@@ -38,23 +38,8 @@ async function main(): Promise<void> {
   const attr = Buffer.alloc(512);
   call('posix_spawnattr_init', [DataType.U8Array], [attr]);
   call('posix_spawnattr_setflags', [DataType.U8Array, DataType.I32], [attr, POSIX_SPAWN_SETSID]);
-  // ffi-rs's StringArray is not NULL-terminated: argv and envp are built in malloc'd memory instead
-  // (a table of pointers, then the strings), once, and passed as plain addresses.
-  const cStrings = (list: string[]): number => {
-    const table = 8 * (list.length + 1);
-    const bytes = list.map((x) => Buffer.from(`${x}\0`));
-    const total = table + bytes.reduce((a, b) => a + b.length, 0);
-    const base = ffi.load({ library: 'libc', funcName: 'malloc', retType: DataType.I64, paramsType: [DataType.I64], paramsValue: [total] } as never) as unknown as number;
-    const buf = Buffer.alloc(total);
-    let off = table;
-    bytes.forEach((b, i) => {
-      buf.writeBigUInt64LE(BigInt(base + off), 8 * i);
-      b.copy(buf, off);
-      off += b.length;
-    });
-    ffi.load({ library: 'libc', funcName: 'memcpy', retType: DataType.I64, paramsType: [DataType.I64, DataType.U8Array, DataType.I64], paramsValue: [base, buf, total] } as never);
-    return base;
-  };
+  // argv and envp once, in malloc'd memory (see cStringArray), passed as plain addresses.
+  const cStrings = cStringArray;
   const envp = cStrings(Object.entries({ PATH: process.env.PATH ?? '/usr/bin:/bin' }).map(([k, v]) => `${k}=${v}`));
   const argv = cStrings(['/bin/sh', '-c', 'exit 0']);
 

@@ -120,7 +120,7 @@ export function pipeCloexec(): [number, number] {
 }
 
 /** NULL-terminated char*[] in malloc'd memory (ffi-rs's StringArray is not NULL-terminated); free with freePtr. */
-function cStringArray(list: readonly string[]): number {
+export function cStringArray(list: readonly string[]): number {
   const { ffi } = libc();
   const table = 8 * (list.length + 1);
   const bytes = list.map((x) => Buffer.from(`${x}\0`, 'utf8'));

@@ -11,8 +11,10 @@ import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { query, type Row } from '../helpers/store-query.js';
 import { CLI, killMarked, markedPids, tempDir } from '../helpers/procs.js';
 
+const require = createRequire(import.meta.url);
 const DEMO = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
 /** Room for the session to start; the filler below takes the rest once the run is under way. */
 const TMPFS_SIZE = '512k';
@@ -42,17 +44,6 @@ take();
 setInterval(take, 10);
 `;
 
-type Row = Record<string, unknown>;
-const require = createRequire(import.meta.url);
-const Sqlite = require('better-sqlite3') as new (f: string, o: { readonly: boolean }) => { prepare(s: string): { all(...a: unknown[]): Row[] }; close(): void };
-function query(state: string, sql: string, ...args: unknown[]): Row[] {
-  const db = new Sqlite(`${state}/supervisor.db`, { readonly: true });
-  try {
-    return db.prepare(sql).all(...args);
-  } finally {
-    db.close();
-  }
-}
 
 /** Why a tmpfs cannot be mounted in a private mount namespace here, or null when it can. */
 function whyNoTmpfs(): string | null {

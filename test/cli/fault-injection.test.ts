@@ -9,24 +9,12 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { query, type Row } from '../helpers/store-query.js';
 import { CLI, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
 
-type Row = Record<string, unknown>;
-const require = createRequire(import.meta.url);
-const Sqlite = require('better-sqlite3') as new (f: string, o: { readonly: boolean }) => { prepare(s: string): { all(...a: unknown[]): Row[] }; close(): void };
-
-function query(state: string, sql: string, ...args: unknown[]): Row[] {
-  const db = new Sqlite(`${state}/supervisor.db`, { readonly: true });
-  try {
-    return db.prepare(sql).all(...args);
-  } finally {
-    db.close();
-  }
-}
 
 interface Ran {
   status: number | null;

@@ -101,15 +101,24 @@ test('a tree entered through the wrapper is killed whole by cgroup.kill, setsid 
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
     leaderPid = child.pid;
     assert.ok(leaderPid);
-    // Three sleeps plus the shell (dash may exec the last sleep in place of itself).
-    await waitFor(() => pidsWithMarker(marker).length >= 3, 5_000, 'the three sleeps to start');
+    // Three sleeps plus the shell (dash may exec the last sleep in place of itself), one of them in
+    // a session of its own: the forked child is marked before setsid(1) has called setsid(2), so
+    // wait for the escape itself, which is what the kill below is tested against.
+    const sessionOf = (pid: number): string | undefined => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[3];
+      } catch {
+        return undefined;
+      }
+    };
+    await waitFor(() => {
+      const pids = pidsWithMarker(marker);
+      return pids.length >= 3 && new Set(pids.map(sessionOf)).size >= 2;
+    }, 5_000, 'the three sleeps to start, one of them escaped with setsid');
     const marked = pidsWithMarker(marker);
     const inCgroup = cgroupPids(dir);
     for (const pid of marked) assert.ok(inCgroup.includes(pid), `pid ${pid} (marker ${marker}) is not in ${dir}/cgroup.procs: ${inCgroup.join(',')}`);
     assert.ok(inCgroup.includes(leaderPid), 'exec kept the leader pid, which must be in the cgroup');
-    // The setsid one left the leader's session: only the cgroup still holds it.
-    const sessions = new Set(marked.map((pid) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[3]));
-    assert.ok(sessions.size >= 2, 'one sleep should have escaped with setsid');
     assert.equal(cgroupIsEmpty(dir), false);
 
     killCgroup(dir);
