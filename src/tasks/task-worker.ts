@@ -125,7 +125,8 @@ export class RuntimeTaskWorker {
     };
     let tree: SupervisedTree;
     try {
-      tree = this.o.supervisor.spawnTree({
+      // The leader's spawn runs off the event loop (decision 59); the task row exists already.
+      tree = await this.o.supervisor.spawnTreeAsync({
         command: spec.command,
         args: spec.args,
         cwd: spec.cwd,

@@ -93,6 +93,36 @@ export class NativeChild extends EventEmitter {
  * child's ends are closed here. Throws (nothing left open) when the spawn fails.
  */
 export function spawnNative(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): NativeChild {
+  const fds = openPipes();
+  let pid: number;
+  try {
+    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3] });
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
+  return adoptSpawned(pid, fds);
+}
+
+/**
+ * spawnNative with posix_spawnp on a thread of its own (decision 59). Until the promise settles
+ * the child is not ours to reap (it is in no NativeChild), so its pid, group and session stay
+ * unreused however long the caller takes to record it.
+ */
+export async function spawnNativeAsync(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<NativeChild> {
+  const fds = openPipes();
+  let pid: number;
+  try {
+    pid = await libc.posixSpawnpAsync({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3] });
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
+  return adoptSpawned(pid, fds);
+}
+
+/** [stdout read, stdout write, stderr read, stderr write], all close-on-exec. */
+function openPipes(): [number, number, number, number] {
   listen();
   const fds: number[] = [];
   const out = libc.pipeCloexec();
@@ -105,14 +135,11 @@ export function spawnNative(file: string, args: readonly string[], o: { cwd: str
     throw e;
   }
   fds.push(...err);
-  let pid: number;
-  try {
-    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: out[1], stderr: err[1] });
-  } catch (e) {
-    for (const fd of fds) closeSync(fd);
-    throw e;
-  }
-  closeSync(out[1]);
-  closeSync(err[1]);
-  return new NativeChild(pid, new Socket({ fd: out[0], readable: true, writable: false }), new Socket({ fd: err[0], readable: true, writable: false }));
+  return fds as [number, number, number, number];
+}
+
+function adoptSpawned(pid: number, fds: readonly [number, number, number, number]): NativeChild {
+  closeSync(fds[1]);
+  closeSync(fds[3]);
+  return new NativeChild(pid, new Socket({ fd: fds[0], readable: true, writable: false }), new Socket({ fd: fds[2], readable: true, writable: false }));
 }
