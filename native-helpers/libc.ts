@@ -262,6 +262,26 @@ function spawnSetup(req: PosixSpawnRequest): SpawnSetup {
   };
 }
 
+const POLLIN = 0x1;
+
+/**
+ * poll(fds, n, 0) for readability, in one call: which of `fds` are readable now (a pidfd is once
+ * its process has exited). Null when poll itself failed.
+ */
+export function pollReadable(fds: readonly number[]): boolean[] | null {
+  if (fds.length === 0) return [];
+  // struct pollfd { int fd; short events; short revents; }
+  const buf = Buffer.alloc(8 * fds.length);
+  fds.forEach((fd, i) => {
+    buf.writeInt32LE(fd, 8 * i);
+    buf.writeInt16LE(POLLIN, 8 * i + 4);
+  });
+  const r = call('poll', [U8Array, I64, I32], [buf, fds.length, 0], I32);
+  if (r.value < 0) return null;
+  // Any revents (POLLIN, POLLHUP, POLLERR, POLLNVAL) means: look at this one.
+  return fds.map((_, i) => buf.readInt16LE(8 * i + 6) !== 0);
+}
+
 /** waitpid(pid, &status, WNOHANG) for one pid: null while it runs; its exit code or signal number once reaped. */
 export function waitpidStatusNoHang(pid: number): { reaped: boolean; errno: number; code: number | null; signal: number | null } {
   if (!(pid > 0)) throw new RangeError(`waitpidStatusNoHang: refusing pid ${pid}; only one positive pid at a time`);
