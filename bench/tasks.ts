@@ -21,6 +21,8 @@ export interface TasksResultBench {
   /** Wall time of the start phase, and the CPU time of the supervisor's main thread in it and in the rest (/proc/self/task/<pid>/stat). */
   startPhaseMs: number;
   startMainCpuMs: number;
+  /** Time the main thread spent runnable but waiting for a CPU in the start phase (/proc/self/task/<pid>/schedstat). */
+  startMainRunqueueMs: number;
   runPhaseMs: number;
   runMainCpuMs: number;
   idleLagP99Ms: number;
@@ -37,6 +39,15 @@ function mainThreadCpuMs(): number {
     const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Time the main thread has waited on a run queue, in ms (schedstat's second field, ns). */
+function mainThreadRunqueueMs(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').trim().split(' ')[1]) / 1e6;
   } catch {
     return Number.NaN;
   }
@@ -81,6 +92,7 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     const startLag = monitorEventLoopDelay({ resolution: 10 });
     startLag.enable();
     const cpu0 = mainThreadCpuMs();
+    const rq0 = mainThreadRunqueueMs();
     const w0 = performance.now();
     await Promise.all(
       Array.from({ length: n }, async () => {
@@ -93,6 +105,7 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     );
     startLag.disable();
     const cpu1 = mainThreadCpuMs();
+    const rq1 = mainThreadRunqueueMs();
     const w1 = performance.now();
     if (trace) process.stderr.write(`all started at +${((performance.now() - tStart) / 1000).toFixed(2)} s\n`);
     const runLag = monitorEventLoopDelay({ resolution: 10 });
@@ -124,6 +137,7 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
       runLagP99Ms: runLag.percentile(99) / 1e6,
       startPhaseMs: Math.round(w1 - w0),
       startMainCpuMs: cpu1 - cpu0,
+      startMainRunqueueMs: Math.round(rq1 - rq0),
       runPhaseMs: Math.round(w2 - w1),
       runMainCpuMs: cpu2 - cpu1,
       idleLagP99Ms,
