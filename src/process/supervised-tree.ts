@@ -202,10 +202,11 @@ export class LiveTree implements SupervisedTree {
    * running record follow in the block in which the spawn's result is seen. Until then the child
    * is in no reaping list, so its pid cannot be reused. Falls back to the constructor's spawn.
    */
-  static async start(ctx: TreeContext, opts: SpawnTreeOptions): Promise<LiveTree> {
+  static async start(ctx: TreeContext, opts: SpawnTreeOptions, starting?: Set<LiveTree>): Promise<LiveTree> {
     const tree = new LiveTree(ctx, opts, true);
     if (!tree.recordedStarting) return tree;
     let child: ChildProcess | SpawnedLeader;
+    starting?.add(tree);
     try {
       const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env });
       child = p ? await p : (ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env }) ?? tree.nodeSpawn());
@@ -213,9 +214,53 @@ export class LiveTree implements SupervisedTree {
       tree.abandon();
       tree.finishQuietly('failed', `spawn failed: ${(cause as Error).message}`);
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
+    } finally {
+      starting?.delete(tree);
+    }
+    if (tree.killedWhileStarting) {
+      // killStartingSync ran while the spawn was on its thread. The leader is unreaped (nothing
+      // reaps it before its NativeChild does), so this KILL cannot reach a stranger.
+      child.kill('SIGKILL');
+      tree.abandon();
+      throw new SpawnError('SPAWN_FAILED', 'the supervisor was shut down while the tree was starting; it was killed');
     }
     tree.launch(child);
     return tree;
+  }
+
+  private killedWhileStarting = false;
+
+  /**
+   * For a forced shutdown while this tree's spawn is still on its thread (no pid known): KILL by
+   * cgroup and marker, as reconcile does for a dead owner's starting row, and end the record.
+   */
+  killStartingSync(): KillReport {
+    const [platform, bootId, startTime] = this.ctx.ownerStartMarker.split(':');
+    const identity: TreeIdentity = {
+      spawnId: this.spawnId,
+      pid: -1,
+      pgid: -1,
+      sid: -1,
+      startMarker: { platform: platform as NodeJS.Platform, bootId: bootId ?? '', startTime: startTime ?? '0' },
+      cgroup: this.cgroup,
+    };
+    this.killedWhileStarting = true;
+    // Nothing is reaped here: the leader's pid is not known yet, and reaping it (a direct child)
+    // before its NativeChild exists would let that pid be reused under it. Every member seen is
+    // left to its own reaper (the leader's NativeChild; orphans, once this process exits, to init).
+    const report = killTreeSync({ platform: this.ctx.platform, tree: identity, leaderHeld: () => false, leaders: () => new Set(this.seen.keys()), seen: this.seen, tally: this.tally });
+    try {
+      this.ctx.records.finish(this.spawnId, {
+        status: 'cancelled',
+        exitCode: null,
+        signal: 'SIGKILL',
+        endedAt: Date.now(),
+        detail: `forced kill by the supervisor's shutdown while the tree was starting: ${report.descendants} process(es), ${report.survivors} survivor(s)`,
+      });
+    } catch {
+      // Left `starting`: the next reconcile resolves it by cgroup and marker.
+    }
+    return report;
   }
 
   /** Ends a `starting` record whose spawn did not happen. */

@@ -54,6 +54,8 @@ export class ProcessSupervisor {
   /** Spawns of spawnTreeAsync not yet returned (their leaders may already run). */
   private inFlight = 0;
   private readonly spawning = new Set<Promise<void>>();
+  /** Trees of those spawns (recorded `starting`, no pid yet), for a forced shutdown. */
+  private readonly starting = new Set<LiveTree>();
   private readonly ownerMarker: StartMarker;
   private readonly pollMs: number;
   private closed = false;
@@ -105,7 +107,7 @@ export class ProcessSupervisor {
   async spawnTreeAsync(options: SpawnTreeOptions): Promise<SupervisedTree> {
     if (this.closed) throw new SpawnError('SUPERVISOR_CLOSED', 'the supervisor is shutting down and starts no new process');
     this.inFlight++;
-    const started = LiveTree.start(this.treeContext(), options).then((tree) => {
+    const started = LiveTree.start(this.treeContext(), options, this.starting).then((tree) => {
       this.live.add(tree);
       return tree;
     });
@@ -156,6 +158,8 @@ export class ProcessSupervisor {
   /** Forced and synchronous: for process 'exit' and a second Ctrl-C. */
   killAllSync(): number {
     let n = 0;
+    // Spawns still on their threads: found by cgroup and marker (their pid is not known here).
+    for (const t of this.starting) n += t.killStartingSync().descendants;
     for (const t of this.live) {
       const r = t.killSync();
       n += r.descendants + 1;

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ProcessSupervisor } from '../../src/process/index.js';
 import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
+import type { SpawnedLeader } from '../../src/process/platform.js';
 import { alive, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
 
 const scenario = fileURLToPath(new URL('../scenarios/starting-then-hang.js', import.meta.url));
@@ -24,7 +25,7 @@ function rows(state: string): Record<string, unknown>[] {
   }
 }
 
-describe('a supervisor killed between the starting record and the pid record', { skip: process.platform !== 'linux' }, () => {
+describe('a tree whose spawn is still on its thread (starting record, no pid yet)', { skip: process.platform !== 'linux' }, () => {
   for (const mode of ['cgroups', 'no-cgroups'] as const) {
     test(`leaves no survivor after reconcile (${mode})`, async () => {
       const dir = tempDir();
@@ -67,4 +68,41 @@ describe('a supervisor killed between the starting record and the pid record', {
       }
     });
   }
+
+  test('a forced shutdown while the spawn is on its thread kills that tree by marker, and the spawn then fails', async () => {
+    const dir = tempDir();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let spawned!: (pid: number) => void;
+    const leaderPid = new Promise<number>((r) => (spawned = r));
+    class Gate extends LinuxPlatform {
+      override spawnLeaderAsync(c: string, a: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<SpawnedLeader> | null {
+        const p = super.spawnLeaderAsync(c, a, o);
+        return p && p.then(async (l) => (spawned(l.pid), await gate, l));
+      }
+    }
+    const sup = ProcessSupervisor.open({ stateDir: dir.path, platform: new Gate({ cgroups: false }) });
+    let spawnId = '';
+    try {
+      const tree = sup.spawnTreeAsync({ command: '/bin/sh', args: ['-c', 'sleep 60 & exec sleep 61'], artifacts: false });
+      const leader = await leaderPid;
+      assert.ok(leader > 0, 'the platform spawns off the event loop here');
+      const [row] = rows(dir.path);
+      assert.equal(row?.status, 'starting');
+      spawnId = String(row!.spawn_id);
+      await waitFor('leader and grandchild to carry the marker', () => markedPids(spawnId).length >= 2);
+      const n = sup.killAllSync();
+      assert.ok(n >= 2, `killAllSync counted the starting tree's processes (${n})`);
+      await waitFor('no marked survivor', () => markedPids(spawnId).length === 0);
+      assert.equal(alive(leader), false);
+      assert.equal(rows(dir.path)[0]?.status, 'cancelled');
+      release();
+      await assert.rejects(tree, /shut down while the tree was starting/);
+    } finally {
+      release();
+      if (spawnId) killMarked([spawnId]);
+      await sup.close();
+      dir.remove();
+    }
+  });
 });
