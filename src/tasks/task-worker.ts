@@ -110,7 +110,18 @@ export class RuntimeTaskWorker {
   }
 
   private async startNow(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
-    await this.turn();
+    // The next start waits for this one's spawn to return (its thread, decision 59), so a burst
+    // lands one leader per turn instead of several spawns' results in one turn.
+    let spawned!: () => void;
+    await this.turn(new Promise<void>((r) => (spawned = r)));
+    try {
+      return await this.startTurn(scope, spec);
+    } finally {
+      spawned();
+    }
+  }
+
+  private async startTurn(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
     if (this.closed) throw new Error('the task worker is closed; start a new session');
     const task = this.store.create(scope, {
       sessionId: spec.sessionId,
@@ -165,10 +176,10 @@ export class RuntimeTaskWorker {
 
   private queue: Promise<void> = Promise.resolve();
 
-  /** Resolves on a turn of the event loop of its own, after every start queued before it. */
-  private turn(): Promise<void> {
+  /** Resolves on a turn of the event loop of its own, after every start queued before it; the next waits for `until` as well. */
+  private turn(until: Promise<void>): Promise<void> {
     const next = this.queue.then(() => new Promise<void>((r) => setImmediate(r)));
-    this.queue = next;
+    this.queue = next.then(() => until);
     return next;
   }
 
