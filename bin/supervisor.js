@@ -8,5 +8,5 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('supervisor: dist/src/cli/main.js is missing; run `npm run build` in the project first\n');
   process.exit(2);
 }
-const { main } = await import(entry.href);
-process.exitCode = await main(process.argv.slice(2));
+const { runCli } = await import(entry.href);
+await runCli(process.argv.slice(2));

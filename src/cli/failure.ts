@@ -60,17 +60,18 @@ const SYSTEM_FIX: Record<string, string> = {
   ELOOP: 'the path has a symlink loop; choose another directory',
   SQLITE_READONLY: 'the store cannot be written (a read-only file or directory); fix its permissions or use another --state-dir',
   SQLITE_CANTOPEN: 'the store cannot be opened; check that the state dir exists and is writable, or use another --state-dir',
-  SQLITE_FULL: 'the disk is full; free space or use another --state-dir; the store keeps every event committed before this one',
+  SQLITE_FULL: 'the disk is full; free space there or use another --state-dir; the store keeps every event committed before this one, and the next start marks the run interrupted (continue it with run --resume ID)',
   SQLITE_IOERR: 'the disk reported an I/O error; check the filesystem or use another --state-dir',
   SQLITE_CORRUPT: 'the store file is damaged; keep it for inspection and use another --state-dir',
   SQLITE_NOTADB: 'the store path holds a file that is not a supervisor store; use another --state-dir',
 };
 
-function systemFailure(err: Error & { code?: unknown; path?: unknown; syscall?: unknown }): Failure | null {
+function systemFailure(err: Error & { code?: unknown; path?: unknown; syscall?: unknown }, stateDir?: string): Failure | null {
   const code = typeof err.code === 'string' ? err.code : '';
   const key = Object.keys(SYSTEM_FIX).find((k) => code === k || code.startsWith(`${k}_`));
   if (key === undefined) return null;
-  const where = typeof err.path === 'string' ? `${err.path}: ` : '';
+  // SQLite names no file: its errors are about the store, which lives in the command's state dir.
+  const where = typeof err.path === 'string' ? `${err.path}: ` : code.startsWith('SQLITE_') && stateDir !== undefined ? `the store in ${stateDir}: ` : '';
   const what = typeof err.syscall === 'string' ? `${err.syscall} failed (${code})` : `${code}: ${firstLine(err.message)}`;
   return { code, message: `${where}${what}; ${SYSTEM_FIX[key]}`, exit: EXIT.usage };
 }
@@ -79,20 +80,20 @@ function firstLine(s: string): string {
   return s.split('\n', 1)[0]!;
 }
 
-/** The failure a user should see for `err`, or null when it is a bug. */
-export function expectedFailure(err: unknown): Failure | null {
+/** The failure a user should see for `err`, or null when it is a bug. `stateDir`: the command's, named in store errors. */
+export function expectedFailure(err: unknown, stateDir?: string): Failure | null {
   if (!(err instanceof Error)) return null;
   if (err instanceof UsageError) return { code: 'USAGE', message: err.message, exit: EXIT.usage };
   const named = USER_FACING.has(err.name) || USER_FACING.has(err.constructor?.name ?? '');
   if (named) {
     // A wrapped system error (a store that cannot be opened) says more through its cause.
     const cause = (err as { cause?: unknown }).cause;
-    const sys = cause instanceof Error ? systemFailure(cause) : null;
+    const sys = cause instanceof Error ? systemFailure(cause, stateDir) : null;
     const own = (err as { code?: unknown }).code;
     const code = typeof own === 'string' ? own : err.name;
     return { code, message: sys ? `${firstLine(err.message)} (${sys.message})` : err.message, exit: EXIT.usage };
   }
-  return systemFailure(err as Error & { code?: unknown });
+  return systemFailure(err as Error & { code?: unknown }, stateDir);
 }
 
 /** Where an internal error's stack goes: the state dir if it takes a file, else a private temp dir. */
@@ -127,7 +128,13 @@ function stateDirOf(argv: readonly string[]): () => string {
  */
 export function reportFailure(err: unknown, argv: readonly string[], failureExit?: number): number {
   const json = argv.includes('--json');
-  const expected = expectedFailure(err);
+  let stateDir: string | undefined;
+  try {
+    stateDir = stateDirOf(argv)();
+  } catch {
+    stateDir = undefined;
+  }
+  const expected = expectedFailure(err, stateDir);
   let f: Failure;
   if (expected) f = expected.code === 'USAGE' || failureExit === undefined ? expected : { ...expected, exit: failureExit };
   else {

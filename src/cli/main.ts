@@ -1,5 +1,4 @@
 // The `supervisor` command. Policy lives below; this file only parses and dispatches.
-import { StoreError } from '../store/index.js';
 import { readFileSync } from 'node:fs';
 // Each command's module is imported when that command runs: `run` and `serve` pull in the MCP SDK,
 // the catalog and the effect pipeline (about 0.6 s of CPU), which an operator's `sessions` or
@@ -44,53 +43,84 @@ function version(): string {
   return pkg.version;
 }
 
+/** The command's exit status; every failure goes through the one error boundary (failure.ts). */
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
   try {
-    switch (command) {
-      case undefined:
-      case '-h':
-      case '--help':
-      case 'help':
-        process.stdout.write(MAIN_HELP);
-        return command === undefined ? 2 : 0;
-      case '--version':
-      case '-V':
-        process.stdout.write(`${version()}\n`);
-        return 0;
-      case 'exec':
-        return await (await import('./exec.js')).runExec(rest);
-      case 'doctor':
-        return await (await import('./doctor.js')).runDoctorCommand(rest);
-      case 'reconcile':
-        return await (await import('./reconcile.js')).runReconcile(rest);
-      case 'audit':
-        return await (await import('./audit.js')).runAudit(rest);
-      case 'run':
-        return await (await import('./run.js')).runRun(rest);
-      case 'call':
-        return await (await import('./call.js')).runCall(rest);
-      case 'serve':
-        return await (await import('./serve.js')).runServe(rest);
-      case 'plan':
-        return await (await import('./plan.js')).runPlan(rest);
-      case 'catalog':
-        return await (await import('./catalog.js')).runCatalog(rest);
-      case 'sessions':
-        return await (await import('./operator.js')).runSessions(rest);
-      case 'tasks':
-        return await (await import('./operator.js')).runTasks(rest);
-      case 'logs':
-        return await (await import('./operator.js')).runLogs(rest);
-      case 'cancel':
-        return await (await import('./operator.js')).runCancel(rest);
-      case 'approvals':
-        return await (await import('./operator.js')).runApprovals(rest);
-      default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
-    }
+    return await dispatch(argv);
   } catch (err) {
-    // exec documents 125 for "the supervisor failed" (a tree-safe timeout must not look like CMD's own status).
-    return reportFailure(err, argv, command === 'exec' ? 125 : undefined);
+    return reportFailure(err, argv, failureExit(argv));
+  }
+}
+
+/**
+ * The process's entry (bin/supervisor.js): main's boundary, extended to failures that no await of
+ * the command sees (a background task's end that cannot be written to a full disk), and a prompt
+ * exit after any failure: a command that failed midway may hold handles (a store, its checkpoint
+ * thread, a timer) that would otherwise keep the process alive with its message already printed.
+ * process.exit runs the 'exit' hooks, so every live tree is still killed (shutdown.ts).
+ */
+export async function runCli(argv: string[]): Promise<void> {
+  function failed(err: unknown): never {
+    process.exit(reportFailure(err, argv, failureExit(argv)));
+  }
+  process.on('uncaughtException', failed);
+  process.on('unhandledRejection', failed);
+  let code: number;
+  try {
+    code = await dispatch(argv);
+  } catch (err) {
+    failed(err);
+  }
+  process.exitCode = code;
+}
+
+/** exec documents 125 for "the supervisor failed" (a tree-safe timeout must not look like CMD's own status). */
+function failureExit(argv: readonly string[]): number | undefined {
+  return argv[0] === 'exec' ? 125 : undefined;
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(MAIN_HELP);
+      return command === undefined ? 2 : 0;
+    case '--version':
+    case '-V':
+      process.stdout.write(`${version()}\n`);
+      return 0;
+    case 'exec':
+      return await (await import('./exec.js')).runExec(rest);
+    case 'doctor':
+      return await (await import('./doctor.js')).runDoctorCommand(rest);
+    case 'reconcile':
+      return await (await import('./reconcile.js')).runReconcile(rest);
+    case 'audit':
+      return await (await import('./audit.js')).runAudit(rest);
+    case 'run':
+      return await (await import('./run.js')).runRun(rest);
+    case 'call':
+      return await (await import('./call.js')).runCall(rest);
+    case 'serve':
+      return await (await import('./serve.js')).runServe(rest);
+    case 'plan':
+      return await (await import('./plan.js')).runPlan(rest);
+    case 'catalog':
+      return await (await import('./catalog.js')).runCatalog(rest);
+    case 'sessions':
+      return await (await import('./operator.js')).runSessions(rest);
+    case 'tasks':
+      return await (await import('./operator.js')).runTasks(rest);
+    case 'logs':
+      return await (await import('./operator.js')).runLogs(rest);
+    case 'cancel':
+      return await (await import('./operator.js')).runCancel(rest);
+    case 'approvals':
+      return await (await import('./operator.js')).runApprovals(rest);
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
   }
 }

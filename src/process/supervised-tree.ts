@@ -341,7 +341,12 @@ export class LiveTree implements SupervisedTree {
       });
     } catch (cause) {
       // An unrecorded tree could outlive a crash unseen: it does not get to run.
-      killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders: () => ctx.leaders(), seen: this.seen, tally: this.tally });
+      // This tree is not among the supervisor's live ones yet: its leader is named here, or the
+      // adopted-orphan reaping would take its exit status from Node, whose handle would then keep
+      // the event loop alive forever.
+      const leaders = (): ReadonlySet<number> => new Set([...ctx.leaders(), this.pid]);
+      killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders, seen: this.seen, tally: this.tally });
+      ctx.platform.releaseTree(this.identity);
       void this.captures.stdout.end();
       void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Database } from './database.js';
 import { canonicalJson, CanonicalJsonError, parseCanonicalJson, type JsonValue } from './canonical-json.js';
 import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from './store-errors.js';
+import { faultAfterCommit, faultOnEvent } from './fault-injection.js';
 
 /** A payload larger than this is refused: the durable view is meant to be bounded already. */
 export const MAX_EVENT_PAYLOAD_BYTES = 1024 * 1024;
@@ -107,6 +108,7 @@ function appenderFor(db: Database): Append {
         }
         throw err;
       }
+      faultOnEvent(db, e.kind);
       out.push({ sessionId, seq, kind: e.kind, at: e.at, prevHash, hash });
       prevHash = hash;
     }
@@ -120,7 +122,9 @@ function appenderFor(db: Database): Append {
   const append: Append = (...args) => {
     // Whatever was queued for later lands first: the chain's order is the order of the calls.
     flushDeferredWrites(db);
-    return tx.immediate(...args);
+    const appended = tx.immediate(...args);
+    faultAfterCommit(db);
+    return appended;
   };
   appenders.set(db, append);
   return append;
@@ -247,12 +251,15 @@ class WriteQueue {
       }
     }
     if (results !== undefined) {
+      faultAfterCommit(this.db);
       batch.forEach((q, i) => q.resolve(results![i]));
       return;
     }
     for (const q of batch) {
       try {
-        q.resolve(this.db.transaction(q.write).immediate());
+        const result = this.db.transaction(q.write).immediate();
+        faultAfterCommit(this.db);
+        q.resolve(result);
       } catch (err) {
         q.reject(err);
       }

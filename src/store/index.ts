@@ -42,3 +42,5 @@ export { PENDING_SUMMARY_MAX, PendingApprovalStore, type PendingApproval, type P
 export { SessionSearch, SearchQueryError, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
 export { reconcileDeadOwners, type OwnerAlive, type InterruptedSession, type OwnerReconcileReport } from './owner-reconcile.js';
 export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask, ALLOW_SHARED_STATE_DIR_ENV } from './private-files.js';
+// Test-only (SUPERVISOR_FAULT_AT): the store's write path is where a run can be crashed at a chosen point.
+export { faultPoint, FAULT_ENV } from './fault-injection.js';

@@ -8,6 +8,7 @@
 import type { Database } from './database.js';
 import { appendPreparedEvent, flushDeferredWrites, prepareEvent } from './event-chain.js';
 import { ChainInconsistentError } from './store-errors.js';
+import { faultAfterCommit } from './fault-injection.js';
 
 /** True when the process `pid` with this start marker is still running. A null marker: owner not recorded. */
 export type OwnerAlive = (pid: number, startMarker: string | null) => boolean;
@@ -43,7 +44,7 @@ interface OwnedRow {
  */
 export function reconcileDeadOwners(db: Database, alive: OwnerAlive, self: number, now: number = Date.now()): OwnerReconcileReport {
   flushDeferredWrites(db);
-  return db.transaction(() => {
+  const report = db.transaction(() => {
     const report: OwnerReconcileReport = { sessions: [], strayTasks: [] };
     const sessions = db.prepare("SELECT id, owner_pid, owner_start_marker FROM sessions WHERE status = 'running'").all() as OwnedRow[];
     for (const s of sessions) {
@@ -60,6 +61,8 @@ export function reconcileDeadOwners(db: Database, alive: OwnerAlive, self: numbe
     }
     return report;
   }).immediate();
+  faultAfterCommit(db);
+  return report;
 }
 
 function reasonFor(ownerPid: number | null, self: number): string {

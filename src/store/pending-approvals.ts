@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from './database.js';
 import type { PrincipalScope } from './session-store.js';
 import { StoreInputError } from './store-errors.js';
+import { faultPoint } from './fault-injection.js';
 
 /** The longest action a pending request holds (and shows) in full. */
 export const PENDING_SUMMARY_MAX = 65_536;
@@ -57,7 +58,7 @@ const of = (r: Row): PendingApproval => ({
 export class PendingApprovalStore {
   private readonly q;
 
-  constructor(db: Database, private readonly now: () => number = Date.now) {
+  constructor(private readonly db: Database, private readonly now: () => number = Date.now) {
     const owned = 'SELECT p.* FROM pending_approvals p JOIN sessions s ON s.id = p.session_id';
     this.q = {
       insert: db.prepare(`INSERT INTO pending_approvals (id, session_id, tool, capability, summary, preview, status, owner_pid, created_at, expires_at)
@@ -82,6 +83,7 @@ export class PendingApprovalStore {
     const id = `ap_${randomBytes(8).toString('hex')}`;
     const now = this.now();
     this.q.insert.run(id, r.sessionId, r.tool.slice(0, 256), r.capability.slice(0, 512), r.summary, r.preview.slice(0, 4000), process.pid, now, now + r.ttlMs);
+    faultPoint(this.db, 'approval-pending');
     return of(this.q.byId.get(id) as Row);
   }
 

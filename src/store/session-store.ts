@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from './database.js';
 import { canonicalJson, CanonicalJsonError, parseCanonicalJson, type JsonValue } from './canonical-json.js';
 import { appendEvent, appendPreparedEvent, deferWrite, flushDeferredWrites, prepareEvent, readEvents, type AppendedEvent, type StoredEvent } from './event-chain.js';
+import { faultAfterCommit } from './fault-injection.js';
 import { SessionEndedError, SessionNotFoundError, StoreInputError, TurnNotFoundError } from './store-errors.js';
 
 /** Who is asking. Every owner-scoped read and write takes one; another principal's rows look absent. */
@@ -439,6 +440,8 @@ export class SessionStore {
   private write<T>(fn: () => T): T {
     // Deferred writes (an effect's events, earlier messages) land first, in their own commit.
     flushDeferredWrites(this.db);
-    return this.db.transaction(fn).immediate();
+    const result = this.db.transaction(fn).immediate();
+    faultAfterCommit(this.db);
+    return result;
   }
 }

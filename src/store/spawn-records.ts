@@ -1,6 +1,7 @@
 // Spawn records: written as soon as a pid exists (or, for a spawn made off the event loop, as a
 // `starting` row before it, decision 59), finalized when the whole tree is gone.
 import type { Database } from './database.js';
+import { faultPoint } from './fault-injection.js';
 
 export type SpawnStatus = 'starting' | 'running' | 'exited' | 'timeout' | 'cancelled' | 'failed' | 'interrupted';
 
@@ -93,6 +94,7 @@ export class SpawnRecordStore {
 
   insert(r: Omit<SpawnRecord, 'status' | 'exitCode' | 'signal' | 'endedAt' | 'detail'>): void {
     this.insertStmt.run(r);
+    faultPoint(this.db, 'spawn');
   }
 
   /**

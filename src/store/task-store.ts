@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Database } from './database.js';
 import type { PrincipalScope } from './session-store.js';
 import { StoreInputError } from './store-errors.js';
+import { faultPoint } from './fault-injection.js';
 
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 export type TaskStream = 'stdout' | 'stderr' | 'note';
@@ -198,6 +199,7 @@ export class TaskStore {
         this.q.addBytes.run(Buffer.byteLength(c.chunk, 'utf8'), c.taskId);
       }
     })();
+    faultPoint(this.db, 'task-log');
   }
 
   /** Moves a running task to its end state; false if it had ended already. */

@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../process/index.js';
 import { isLiveRedaction, redactText } from '../redaction/index.js';
 import type { RedactionSource } from '../redaction/index.js';
-import { appendEvent, TaskStore, type Database, type PrincipalScope, type TaskRecord, type TaskStream } from '../store/index.js';
+import { appendEvent, faultPoint, TaskStore, type Database, type PrincipalScope, type TaskRecord, type TaskStream } from '../store/index.js';
 
 export interface TerminalTaskSpec {
   sessionId: string;
@@ -166,6 +166,7 @@ export class RuntimeTaskWorker {
     const l = live;
     this.live.set(task.id, l);
     this.store.setSpawn(task.id, tree.spawnId, null);
+    faultPoint(this.o.db, 'task-running');
     l.ended = tree.done.then((outcome) => this.complete(scope, l, outcome));
     return this.store.get(scope, task.id)!;
   }

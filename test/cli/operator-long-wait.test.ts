@@ -96,22 +96,27 @@ describe('operator commands during a long yield_until', { skip: process.platform
     const ticks = (s: string) => Math.max(0, ...[...s.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
     const firstLog = await timed(['logs', running.id, '--state-dir', state.path]);
 
-    // The checks: each command in its own process, one after another, each timed.
-    const timings: Record<string, number> = {};
-    const check = async (name: string, args: string[]) => {
-      const r = await timed([...args, '--state-dir', state.path]);
-      timings[name] = r.ms;
-      assert.equal(r.status, 0, `${name}: exit ${r.status}\n${r.stdout}${r.stderr}`);
-      assert.ok(r.ms < BOUND_MS, `${name} took ${r.ms} ms (bound ${BOUND_MS} ms)`);
-      return r;
+    // The checks: each command in its own process, one after another, each timed. A command stuck
+    // behind the run's lock waits out busy_timeout (5 s) on every attempt; a cold start that a
+    // loaded machine descheduled past the bound does not repeat: a read-only view gets three
+    // attempts and must answer within the bound in one of them (every attempt's time is printed).
+    const timings: Record<string, number[]> = {};
+    const check = async (name: string, args: string[], attempts = 1) => {
+      for (let i = 1; ; i++) {
+        const r = await timed([...args, '--state-dir', state.path]);
+        (timings[name] ??= []).push(r.ms);
+        assert.equal(r.status, 0, `${name}: exit ${r.status}\n${r.stdout}${r.stderr}`);
+        if (r.ms < BOUND_MS) return r;
+        assert.ok(i < attempts, `${name} took ${timings[name]!.join(', ')} ms (bound ${BOUND_MS} ms)`);
+      }
     };
-    const sessions = await check('sessions', ['sessions', '--json']);
+    const sessions = await check('sessions', ['sessions', '--json'], 3);
     assert.ok((JSON.parse(sessions.stdout).sessions as { status: string }[]).filter((s) => s.status === 'running').length >= 2, sessions.stdout);
-    const tasks = await check('tasks', ['tasks', '--json']);
+    const tasks = await check('tasks', ['tasks', '--json'], 3);
     assert.ok((JSON.parse(tasks.stdout).tasks as { id: string; status: string }[]).some((t) => t.id === running!.id && t.status === 'running'));
-    const approvals = await check('approvals', ['approvals', '--json']);
+    const approvals = await check('approvals', ['approvals', '--json'], 3);
     assert.ok((JSON.parse(approvals.stdout).pending as { id: string }[]).some((p) => p.id === pending!.id));
-    const logs = await check('logs', ['logs', running.id]);
+    const logs = await check('logs', ['logs', running.id], 3);
     assert.ok(ticks(logs.stdout) > ticks(firstLog.stdout), `the task kept writing: ${ticks(firstLog.stdout)} then ${ticks(logs.stdout)} ticks`);
     // Still inside the wait (no result yet), the approval still pending: the checks ran during both.
     assert.ok(!events(a.io.out).some((e) => e.type === 'tool_result' && e.tool === 'yield_until'), 'yield_until was still waiting');
