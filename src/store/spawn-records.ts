@@ -109,6 +109,8 @@ export class SpawnRecordStore {
   /** The pid is known: the starting row becomes an ordinary running one. Throws if it was not starting. */
   started(r: Pick<SpawnRecord, 'spawnId' | 'pid' | 'pgid' | 'sid' | 'bootId' | 'startMarker' | 'startedAt'>): void {
     if (this.startedStmt.run(r).changes !== 1) throw new Error(`spawn record ${r.spawnId} is not starting`);
+    // The same crash point as insert(): the record with the pid is committed (decision 57).
+    faultPoint(this.db, 'spawn');
   }
 
   finish(spawnId: string, f: { status: SpawnStatus; exitCode: number | null; signal: string | null; endedAt: number; detail: string | null }): void {
