@@ -194,6 +194,8 @@ function tasksTable(r: TasksResultBench): string {
     ['event-loop lag p99', fmtMs(r.lagP99Ms), fmtMs(r.idleLagP99Ms)],
     ['event-loop lag max', fmtMs(r.lagMaxMs), '-'],
     ['  lag p99 while starting / while running and ending', `${fmtMs(r.startLagP99Ms)} / ${fmtMs(r.runLagP99Ms)}`, '-'],
+    ['  start phase: wall / main-thread CPU / main thread waiting for a CPU', `${fmtMs(r.startPhaseMs)} / ${fmtMs(r.startMainCpuMs)} / ${fmtMs(r.startMainRunqueueMs)}`, '-'],
+    ['  run phase: wall / main-thread CPU', `${fmtMs(r.runPhaseMs)} / ${fmtMs(r.runMainCpuMs)}`, '-'],
     ['supervisor RSS', `${r.peakRssMiB.toFixed(1)} MiB peak`, `${r.baseRssMiB.toFixed(1)} MiB`],
   ];
   const notes = [

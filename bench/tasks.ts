@@ -2,6 +2,7 @@
 // (terminal background=true), each printing output for a while; all must complete with their logs
 // persisted. Reports the supervisor's event-loop lag (p99) and peak RSS while they run, next to the
 // same figures with the process idle, measured in the same run.
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BenchContext } from './common.js';
 import { openBenchPipeline } from './pipeline.js';
@@ -17,12 +18,39 @@ export interface TasksResultBench {
   /** The same figure for the start phase (200 spawns) and for the rest (output, exits, ends). */
   startLagP99Ms: number;
   runLagP99Ms: number;
+  /** Wall time of the start phase, and the CPU time of the supervisor's main thread in it and in the rest (/proc/self/task/<pid>/stat). */
+  startPhaseMs: number;
+  startMainCpuMs: number;
+  /** Time the main thread spent runnable but waiting for a CPU in the start phase (/proc/self/task/<pid>/schedstat). */
+  startMainRunqueueMs: number;
+  runPhaseMs: number;
+  runMainCpuMs: number;
   idleLagP99Ms: number;
   peakRssMiB: number;
   baseRssMiB: number;
   targetLagMs: number;
   targetRssMiB: number;
   pass: boolean;
+}
+
+/** CPU time (user + system) of the main thread alone, in ms (clock ticks of 10 ms). */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Time the main thread has waited on a run queue, in ms (schedstat's second field, ns). */
+function mainThreadRunqueueMs(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').trim().split(' ')[1]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 async function lagWhile(ms: number): Promise<number> {
@@ -63,6 +91,9 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     if (trace) process.stderr.write(`starting at +${((performance.now() - tStart) / 1000).toFixed(2)} s\n`);
     const startLag = monitorEventLoopDelay({ resolution: 10 });
     startLag.enable();
+    const cpu0 = mainThreadCpuMs();
+    const rq0 = mainThreadRunqueueMs();
+    const w0 = performance.now();
     await Promise.all(
       Array.from({ length: n }, async () => {
         const r = await runtime.execute(runtime.request('terminal', { command, background: true })!, ectx);
@@ -73,11 +104,16 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
       }),
     );
     startLag.disable();
+    const cpu1 = mainThreadCpuMs();
+    const rq1 = mainThreadRunqueueMs();
+    const w1 = performance.now();
     if (trace) process.stderr.write(`all started at +${((performance.now() - tStart) / 1000).toFixed(2)} s\n`);
     const runLag = monitorEventLoopDelay({ resolution: 10 });
     runLag.enable();
     while (worker.running > 0) await new Promise((r) => setTimeout(r, 100));
     runLag.disable();
+    const cpu2 = mainThreadCpuMs();
+    const w2 = performance.now();
     if (trace) clearInterval(trace);
     const wallMs = Date.now() - t0;
     lag.disable();
@@ -99,6 +135,11 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
       lagMaxMs: lag.max / 1e6,
       startLagP99Ms: startLag.percentile(99) / 1e6,
       runLagP99Ms: runLag.percentile(99) / 1e6,
+      startPhaseMs: Math.round(w1 - w0),
+      startMainCpuMs: cpu1 - cpu0,
+      startMainRunqueueMs: Math.round(rq1 - rq0),
+      runPhaseMs: Math.round(w2 - w1),
+      runMainCpuMs: cpu2 - cpu1,
       idleLagP99Ms,
       peakRssMiB: peakRss / 1048576,
       baseRssMiB: baseRss / 1048576,

@@ -79,6 +79,12 @@ export interface ProcessPlatform {
    * throws when the spawn failed. Absent or null: the caller uses Node's spawn().
    */
   spawnLeader?(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): SpawnedLeader | null;
+  /**
+   * spawnLeader with the spawn itself off the event loop (Linux: posix_spawn on a thread of its
+   * own, decision 59). The child runs before the promise settles, so the caller records the tree
+   * (a `starting` spawn record) before calling it. Null when not available here.
+   */
+  spawnLeaderAsync?(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<SpawnedLeader> | null;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

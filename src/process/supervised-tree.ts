@@ -9,7 +9,7 @@ import { artifactPath, createArtifactDir } from './artifacts.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
 import { StreamCapture } from './output-capture.js';
-import type { ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from './platform.js';
+import type { PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from './platform.js';
 import { resolveCommand } from './resolve-command.js';
 import { terminateTree, killTreeSync } from './terminate.js';
 import { settlesWithin } from './wait.js';
@@ -57,19 +57,20 @@ type StopReason = 'cancelled' | 'timeout' | 'failed';
 
 export class LiveTree implements SupervisedTree {
   readonly spawnId: string;
-  readonly pid: number;
-  readonly pgid: number;
-  readonly sid: number;
-  readonly startMarker: StartMarker;
+  // Set once the leader exists: in the constructor, or after the spawn of start() returned.
+  pid!: number;
+  pgid!: number;
+  sid!: number;
+  startMarker!: StartMarker;
   readonly cgroup: string | null;
-  readonly startedAt: number;
-  readonly done: Promise<TreeOutcome>;
-  readonly stdin: NodeJS.WritableStream | null;
-  readonly channel: Duplex | null;
-  readonly stdout: NodeJS.ReadableStream | null;
+  startedAt!: number;
+  done!: Promise<TreeOutcome>;
+  stdin!: NodeJS.WritableStream | null;
+  channel!: Duplex | null;
+  stdout!: NodeJS.ReadableStream | null;
 
-  private readonly child: ChildProcess | SpawnedLeader;
-  private readonly identity: TreeIdentity;
+  private child!: ChildProcess | SpawnedLeader;
+  private identity!: TreeIdentity;
   private readonly seen = new Map<number, TreeMember>();
   private readonly tally = new Map<string, TreeMember>();
   private readonly captures: { stdout: StreamCapture; stderr: StreamCapture };
@@ -78,15 +79,26 @@ export class LiveTree implements SupervisedTree {
   private stopSignal!: () => void;
   private readonly stopRequested = new Promise<void>((r) => (this.stopSignal = r));
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-  private readonly exited: Promise<void>;
-  private readonly pipesClosed: Promise<void>;
+  private exited!: Promise<void>;
+  private pipesClosed!: Promise<void>;
+  private readonly prepared: PreparedSpawn;
+  private readonly cwd: string;
+  private readonly env: Record<string, string>;
+  private readonly channelFd: number;
+  /** start(): the leader is spawned off the event loop after a `starting` record (decision 59). */
+  private readonly recordedStarting: boolean;
   private spawnFailure: Error | null = null;
   private finished = false;
   private timer: NodeJS.Timeout | undefined;
 
+  /**
+   * Spawns the leader, synchronously, or for start() (`deferred`) only records the tree as
+   * `starting` and leaves the spawn to it.
+   */
   constructor(
     private readonly ctx: TreeContext,
     private readonly opts: SpawnTreeOptions,
+    deferred = false,
   ) {
     const cwd = opts.cwd ?? process.cwd();
     const spawnId = newSpawnId();
@@ -127,6 +139,11 @@ export class LiveTree implements SupervisedTree {
     }
 
     const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? []);
+    this.prepared = prepared;
+    this.spawnId = spawnId;
+    this.cgroup = prepared.cgroup;
+    this.cwd = cwd;
+    this.env = env;
     const stdio: ('ignore' | 'inherit' | 'pipe' | 'ipc')[] = [opts.stdin ?? 'ignore', 'pipe', 'pipe'];
     if (prepared.ipc) stdio.push('ipc');
     // The data pipe takes the next free index (3, or 4 after the Windows launcher's IPC slot).
@@ -135,11 +152,34 @@ export class LiveTree implements SupervisedTree {
       stdio.push('pipe');
       env[CHANNEL_FD_ENV] = String(channelFd);
     }
+    this.channelFd = channelFd;
+    // Without forking the supervisor where the platform can (posix_spawn on Linux, decision 58):
+    // only for the plain shape (stdin ignored, two pipes, nothing else).
+    const plain = stdio.length === 3 && stdio[0] === 'ignore';
+    this.recordedStarting = deferred && plain && ctx.platform.spawnLeaderAsync !== undefined;
+    if (this.recordedStarting) {
+      // On record before any process of the tree exists: a supervisor killed while the spawn runs
+      // on its thread leaves a row that reconcile resolves by cgroup and marker.
+      try {
+        ctx.records.insertStarting({
+          spawnId,
+          platform: process.platform,
+          bootId: ctx.ownerStartMarker.split(':')[1] ?? '',
+          startMarker: ctx.ownerStartMarker,
+          cgroup: prepared.cgroup,
+          command: opts.command,
+          ownerPid: ctx.ownerPid,
+          ownerStartMarker: ctx.ownerStartMarker,
+          startedAt: Date.now(),
+        });
+      } catch (cause) {
+        this.abandon();
+        throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so nothing was started: ${(cause as Error).message}`, { cause });
+      }
+      return;
+    }
     let child: ChildProcess | SpawnedLeader;
     try {
-      // Without forking the supervisor where the platform can (posix_spawn on Linux, decision 58):
-      // only for the plain shape (stdin ignored, two pipes, nothing else).
-      const plain = stdio.length === 3 && stdio[0] === 'ignore';
       child =
         (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env }) : null) ??
         spawn(prepared.command, prepared.args, {
@@ -150,18 +190,109 @@ export class LiveTree implements SupervisedTree {
           windowsHide: true,
         });
     } catch (cause) {
-      ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
-      void this.captures.stdout.end();
-      void this.captures.stderr.end();
+      this.abandon();
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
     }
+    this.launch(child);
+  }
+
+  /**
+   * A tree whose leader is spawned off the event loop (decision 59): the `starting` record is
+   * written first, then posix_spawn runs on a thread of its own; the pid, start marker and the
+   * running record follow in the block in which the spawn's result is seen. Until then the child
+   * is in no reaping list, so its pid cannot be reused. Falls back to the constructor's spawn.
+   */
+  static async start(ctx: TreeContext, opts: SpawnTreeOptions, starting?: Set<LiveTree>): Promise<LiveTree> {
+    const tree = new LiveTree(ctx, opts, true);
+    if (!tree.recordedStarting) return tree;
+    let child: ChildProcess | SpawnedLeader;
+    starting?.add(tree);
+    try {
+      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env });
+      child = p ? await p : (ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env }) ?? tree.nodeSpawn());
+    } catch (cause) {
+      tree.abandon();
+      tree.finishQuietly('failed', `spawn failed: ${(cause as Error).message}`);
+      throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
+    } finally {
+      starting?.delete(tree);
+    }
+    if (tree.killedWhileStarting) {
+      // killStartingSync ran while the spawn was on its thread. The leader is unreaped (nothing
+      // reaps it before its NativeChild does), so this KILL cannot reach a stranger.
+      child.kill('SIGKILL');
+      tree.abandon();
+      throw new SpawnError('SPAWN_FAILED', 'the supervisor was shut down while the tree was starting; it was killed');
+    }
+    tree.launch(child);
+    return tree;
+  }
+
+  private killedWhileStarting = false;
+
+  /**
+   * For a forced shutdown while this tree's spawn is still on its thread (no pid known): KILL by
+   * cgroup and marker, as reconcile does for a dead owner's starting row, and end the record.
+   */
+  killStartingSync(): KillReport {
+    const [platform, bootId, startTime] = this.ctx.ownerStartMarker.split(':');
+    const identity: TreeIdentity = {
+      spawnId: this.spawnId,
+      pid: -1,
+      pgid: -1,
+      sid: -1,
+      startMarker: { platform: platform as NodeJS.Platform, bootId: bootId ?? '', startTime: startTime ?? '0' },
+      cgroup: this.cgroup,
+    };
+    this.killedWhileStarting = true;
+    // Nothing is reaped here: the leader's pid is not known yet, and reaping it (a direct child)
+    // before its NativeChild exists would let that pid be reused under it. Every member seen is
+    // left to its own reaper (the leader's NativeChild; orphans, once this process exits, to init).
+    const report = killTreeSync({ platform: this.ctx.platform, tree: identity, leaderHeld: () => false, leaders: () => new Set(this.seen.keys()), seen: this.seen, tally: this.tally });
+    try {
+      this.ctx.records.finish(this.spawnId, {
+        status: 'cancelled',
+        exitCode: null,
+        signal: 'SIGKILL',
+        endedAt: Date.now(),
+        detail: `forced kill by the supervisor's shutdown while the tree was starting: ${report.descendants} process(es), ${report.survivors} survivor(s)`,
+      });
+    } catch {
+      // Left `starting`: the next reconcile resolves it by cgroup and marker.
+    }
+    return report;
+  }
+
+  /** Ends a `starting` record whose spawn did not happen. */
+  private finishQuietly(status: 'failed', detail: string): void {
+    try {
+      this.ctx.records.finish(this.spawnId, { status, exitCode: null, signal: null, endedAt: Date.now(), detail: detail.slice(0, 500) });
+    } catch {
+      // Left `starting`: the next reconcile finds nothing of it and marks it.
+    }
+  }
+
+  private nodeSpawn(): ChildProcess {
+    return spawn(this.prepared.command, this.prepared.args, { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+  }
+
+  /** Nothing was spawned: the cgroup and the artifact files are let go. */
+  private abandon(): void {
+    this.ctx.platform.releaseTree({ spawnId: this.spawnId, cgroup: this.prepared.cgroup } as TreeIdentity);
+    void this.captures.stdout.end();
+    void this.captures.stderr.end();
+  }
+
+  /** The leader exists: identity, record, streams, deadlines. Synchronous, in the block the pid appeared in. */
+  private launch(child: ChildProcess | SpawnedLeader): void {
+    const { ctx, opts, spawnId, channelFd } = this;
+    const prepared = this.prepared;
     child.on('error', (err) => {
       this.spawnFailure ??= err;
     });
     if (child.pid === undefined) {
-      ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
-      void this.captures.stdout.end();
-      void this.captures.stderr.end();
+      this.abandon();
+      if (this.recordedStarting) this.finishQuietly('failed', 'no pid was assigned');
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: no pid was assigned`);
     }
     if (ctx.platform.adopt) {
@@ -170,18 +301,14 @@ export class LiveTree implements SupervisedTree {
       } catch (cause) {
         // The command has not run yet (the launcher waits for adoption): end it and refuse.
         child.kill('SIGKILL');
-        ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity);
-        void this.captures.stdout.end();
-        void this.captures.stderr.end();
+        this.abandon();
         throw new SpawnError('SPAWN_FAILED', `the tree could not be put under supervision: ${(cause as Error).message}`, { cause });
       }
     }
     this.child = child;
-    this.spawnId = spawnId;
     this.pid = child.pid;
     this.pgid = child.pid;
     this.sid = child.pid;
-    this.cgroup = prepared.cgroup;
     this.startedAt = Date.now();
     // The child cannot be reaped before this line runs (Node reaps on the event loop), so its
     // /proc entry is there even if it already exited.
@@ -196,7 +323,9 @@ export class LiveTree implements SupervisedTree {
       claimOrphan: (t) => ctx.soleOwner(this, t),
     };
     try {
-      ctx.records.insert({
+      if (this.recordedStarting) {
+        ctx.records.started({ spawnId, pid: this.pid, pgid: this.pgid, sid: this.sid, bootId: this.startMarker.bootId, startMarker: serializeMarker(this.startMarker), startedAt: this.startedAt });
+      } else ctx.records.insert({
         spawnId,
         pid: this.pid,
         pgid: this.pgid,

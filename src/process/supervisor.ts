@@ -51,6 +51,11 @@ export class ProcessSupervisor {
   private readonly db: Database;
   private readonly platform: ProcessPlatform;
   private readonly live = new Set<LiveTree>();
+  /** Spawns of spawnTreeAsync not yet returned (their leaders may already run). */
+  private inFlight = 0;
+  private readonly spawning = new Set<Promise<void>>();
+  /** Trees of those spawns (recorded `starting`, no pid yet), for a forced shutdown. */
+  private readonly starting = new Set<LiveTree>();
   private readonly ownerMarker: StartMarker;
   private readonly pollMs: number;
   private closed = false;
@@ -89,7 +94,38 @@ export class ProcessSupervisor {
 
   spawnTree(options: SpawnTreeOptions): SupervisedTree {
     if (this.closed) throw new SpawnError('SUPERVISOR_CLOSED', 'the supervisor is shutting down and starts no new process');
-    const ctx: TreeContext = {
+    const tree = new LiveTree(this.treeContext(), options);
+    this.live.add(tree);
+    return tree;
+  }
+
+  /**
+   * spawnTree with the leader's spawn off the event loop where the platform can (decision 59):
+   * the tree is recorded `starting` first, the pid and the running record follow when the spawn
+   * returns. Same tree, same guarantees; the promise rejects where spawnTree would throw.
+   */
+  async spawnTreeAsync(options: SpawnTreeOptions): Promise<SupervisedTree> {
+    if (this.closed) throw new SpawnError('SUPERVISOR_CLOSED', 'the supervisor is shutting down and starts no new process');
+    this.inFlight++;
+    const started = LiveTree.start(this.treeContext(), options, this.starting).then((tree) => {
+      this.live.add(tree);
+      return tree;
+    });
+    const settled = started.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.spawning.add(settled);
+    try {
+      return await started;
+    } finally {
+      this.inFlight--;
+      this.spawning.delete(settled);
+    }
+  }
+
+  private treeContext(): TreeContext {
+    return {
       platform: this.platform,
       records: this.records,
       stateDir: this.stateDir,
@@ -97,7 +133,9 @@ export class ProcessSupervisor {
       ownerStartMarker: serializeMarker(this.ownerMarker),
       leaders: () => this.heldLeaders(),
       soleOwner: (self, t) => {
-        if (!childLedgerInstalled()) return false;
+        // A leader being spawned on a thread is our direct child but not yet on the ledger: while
+        // one is in flight, no unmarked orphan is claimed.
+        if (!childLedgerInstalled() || this.inFlight > 0) return false;
         for (const other of this.live) {
           if (other !== self && BigInt(other.startMarker.startTime) <= t) return false;
         }
@@ -106,9 +144,6 @@ export class ProcessSupervisor {
       settled: (t) => this.live.delete(t),
       pollMs: this.pollMs,
     };
-    const tree = new LiveTree(ctx, options);
-    this.live.add(tree);
-    return tree;
   }
 
   liveTrees(): SupervisedTree[] {
@@ -123,6 +158,8 @@ export class ProcessSupervisor {
   /** Forced and synchronous: for process 'exit' and a second Ctrl-C. */
   killAllSync(): number {
     let n = 0;
+    // Spawns still on their threads: found by cgroup and marker (their pid is not known here).
+    for (const t of this.starting) n += t.killStartingSync().descendants;
     for (const t of this.live) {
       const r = t.killSync();
       n += r.descendants + 1;
@@ -151,6 +188,8 @@ export class ProcessSupervisor {
     this.closeHooks.clear();
     // A hook that fails must not keep the trees alive: stopAll below still runs.
     await Promise.allSettled(hooks.map(async (h) => h()));
+    // Spawns on their threads become live trees first, so the stop below reaches them.
+    await Promise.all([...this.spawning]);
     await this.stopAll('cancelled');
     this.db.close();
   }
@@ -172,11 +211,17 @@ export class ProcessSupervisor {
       }
       const marker = parseMarker(rec.startMarker);
       const sameBoot = marker !== null && marker.platform === process.platform && marker.bootId === this.ownerMarker.bootId;
+      // A `starting` row (decision 59): the owner died while the leader's spawn ran on its thread,
+      // so no pid is known. Its marker is the owner's start, a lower bound of the tree's; members
+      // are found by the tree's cgroup and its SUPERVISOR_SPAWN_ID, and their descendants.
+      const starting = rec.status === 'starting';
       let killed = 0;
       let leaderMatched = false;
       if (sameBoot && marker) {
-        leaderMatched = this.platform.isSameProcess(rec.pid, marker);
-        const tree: TreeIdentity = { spawnId: rec.spawnId, pid: rec.pid, pgid: rec.pgid, sid: rec.sid, startMarker: marker, cgroup: rec.cgroup };
+        leaderMatched = !starting && this.platform.isSameProcess(rec.pid, marker);
+        const tree: TreeIdentity = starting
+          ? { spawnId: rec.spawnId, pid: -1, pgid: -1, sid: -1, startMarker: marker, cgroup: rec.cgroup }
+          : { spawnId: rec.spawnId, pid: rec.pid, pgid: rec.pgid, sid: rec.sid, startMarker: marker, cgroup: rec.cgroup };
         const seen = new Map<number, TreeMember>();
         const tally = new Map<string, TreeMember>();
         const r = killTreeSync({ platform: this.platform, tree, leaderHeld: () => false, leaders: () => this.heldLeaders(), seen, tally });
@@ -193,7 +238,7 @@ export class ProcessSupervisor {
         exitCode: null,
         signal: null,
         endedAt: Date.now(),
-        detail: `owner pid ${rec.ownerPid} died; reconciled by pid ${process.pid}: ${killed} process(es) killed${sameBoot ? '' : ' (different boot: nothing left to kill)'}`,
+        detail: `owner pid ${rec.ownerPid} died${starting ? ' while the tree was starting' : ''}; reconciled by pid ${process.pid}: ${killed} process(es) killed${sameBoot ? '' : ' (different boot: nothing left to kill)'}`,
       });
       report.interrupted.push({ spawnId: rec.spawnId, pid: rec.pid, command: rec.command, killed, leaderMatched, sameBoot });
     }

@@ -230,4 +230,40 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX pending_approvals_status ON pending_approvals(status, created_at);
     `,
   },
+  {
+    // A spawn may be recorded before its pid exists (decision 59): a `starting` row (spawn id,
+    // cgroup, owner; pid, pgid and sid NULL; the owner's start marker as a lower bound of the
+    // tree's start) is written before posix_spawn runs on a thread of its own, and completed with
+    // the pid once it returns (a running row always has one; a starting row that failed or was
+    // interrupted keeps NULL). Reconcile finds a dead owner's starting tree by its cgroup and its
+    // SUPERVISOR_SPAWN_ID marker. The table is rebuilt because NOT NULL and the status CHECK change.
+    version: 7,
+    name: 'spawns-starting',
+    sql: `
+      CREATE TABLE spawns_v7 (
+        spawn_id TEXT PRIMARY KEY,
+        pid INTEGER,
+        pgid INTEGER,
+        sid INTEGER,
+        platform TEXT NOT NULL,
+        boot_id TEXT NOT NULL,
+        start_marker TEXT NOT NULL,
+        cgroup TEXT,
+        command TEXT NOT NULL,
+        owner_pid INTEGER NOT NULL,
+        owner_start_marker TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('starting','running','exited','timeout','cancelled','failed','interrupted')),
+        exit_code INTEGER,
+        signal TEXT,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        detail TEXT,
+        CHECK (status <> 'running' OR (pid IS NOT NULL AND pgid IS NOT NULL AND sid IS NOT NULL))
+      );
+      INSERT INTO spawns_v7 SELECT spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, status, exit_code, signal, started_at, ended_at, detail FROM spawns;
+      DROP TABLE spawns;
+      ALTER TABLE spawns_v7 RENAME TO spawns;
+      CREATE INDEX spawns_status ON spawns(status);
+    `,
+  },
 ];

@@ -85,7 +85,7 @@ function taskOwnerLives(db: Database, t: OwnedRow, alive: OwnerAlive, self: numb
   if (t.owner_start_marker !== null) return alive(t.owner_pid!, t.owner_start_marker);
   if (t.owner_pid === self) return true;
   if (t.spawn_id === null || t.spawn_id === undefined) return false;
-  return db.prepare("SELECT 1 FROM spawns WHERE spawn_id = ? AND status = 'running'").pluck().get(t.spawn_id) !== undefined;
+  return db.prepare("SELECT 1 FROM spawns WHERE spawn_id = ? AND status IN ('starting', 'running')").pluck().get(t.spawn_id) !== undefined;
 }
 
 /**

@@ -1,11 +1,13 @@
-// Spawn records: written as soon as a pid exists, finalized when the whole tree is gone.
+// Spawn records: written as soon as a pid exists (or, for a spawn made off the event loop, as a
+// `starting` row before it, decision 59), finalized when the whole tree is gone.
 import type { Database } from './database.js';
 import { faultPoint } from './fault-injection.js';
 
-export type SpawnStatus = 'running' | 'exited' | 'timeout' | 'cancelled' | 'failed' | 'interrupted';
+export type SpawnStatus = 'starting' | 'running' | 'exited' | 'timeout' | 'cancelled' | 'failed' | 'interrupted';
 
 export interface SpawnRecord {
   spawnId: string;
+  /** 0 in a `starting` row: the pid is not known yet (NULL in the table). */
   pid: number;
   pgid: number;
   sid: number;
@@ -27,9 +29,9 @@ export interface SpawnRecord {
 
 interface Row {
   spawn_id: string;
-  pid: number;
-  pgid: number;
-  sid: number;
+  pid: number | null;
+  pgid: number | null;
+  sid: number | null;
   platform: string;
   boot_id: string;
   start_marker: string;
@@ -48,9 +50,9 @@ interface Row {
 function fromRow(r: Row): SpawnRecord {
   return {
     spawnId: r.spawn_id,
-    pid: r.pid,
-    pgid: r.pgid,
-    sid: r.sid,
+    pid: r.pid ?? 0,
+    pgid: r.pgid ?? 0,
+    sid: r.sid ?? 0,
     platform: r.platform,
     bootId: r.boot_id,
     startMarker: r.start_marker,
@@ -72,6 +74,8 @@ export class SpawnRecordStore {
   private readonly finishStmt;
   private readonly getStmt;
   private readonly runningStmt;
+  private readonly startingStmt;
+  private readonly startedStmt;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(`INSERT INTO spawns
@@ -80,11 +84,32 @@ export class SpawnRecordStore {
     this.finishStmt = db.prepare(`UPDATE spawns SET status = @status, exit_code = @exitCode, signal = @signal,
       ended_at = @endedAt, detail = @detail WHERE spawn_id = @spawnId`);
     this.getStmt = db.prepare('SELECT * FROM spawns WHERE spawn_id = ?');
-    this.runningStmt = db.prepare("SELECT * FROM spawns WHERE status = 'running' ORDER BY started_at");
+    this.runningStmt = db.prepare("SELECT * FROM spawns WHERE status IN ('starting', 'running') ORDER BY started_at");
+    this.startingStmt = db.prepare(`INSERT INTO spawns
+      (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, status, started_at)
+      VALUES (@spawnId, NULL, NULL, NULL, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, 'starting', @startedAt)`);
+    this.startedStmt = db.prepare(`UPDATE spawns SET pid = @pid, pgid = @pgid, sid = @sid, boot_id = @bootId, start_marker = @startMarker,
+      status = 'running', started_at = @startedAt WHERE spawn_id = @spawnId AND status = 'starting'`);
   }
 
   insert(r: Omit<SpawnRecord, 'status' | 'exitCode' | 'signal' | 'endedAt' | 'detail'>): void {
     this.insertStmt.run(r);
+    faultPoint(this.db, 'spawn');
+  }
+
+  /**
+   * Before a spawn made off the event loop: the tree is on record (cgroup, owner, spawn id, which
+   * is its SUPERVISOR_SPAWN_ID marker) before its first process exists. `startMarker` is a lower
+   * bound of the tree's start (the owner's own marker): nothing older can be a member.
+   */
+  insertStarting(r: Pick<SpawnRecord, 'spawnId' | 'platform' | 'bootId' | 'startMarker' | 'cgroup' | 'command' | 'ownerPid' | 'ownerStartMarker' | 'startedAt'>): void {
+    this.startingStmt.run(r);
+  }
+
+  /** The pid is known: the starting row becomes an ordinary running one. Throws if it was not starting. */
+  started(r: Pick<SpawnRecord, 'spawnId' | 'pid' | 'pgid' | 'sid' | 'bootId' | 'startMarker' | 'startedAt'>): void {
+    if (this.startedStmt.run(r).changes !== 1) throw new Error(`spawn record ${r.spawnId} is not starting`);
+    // The same crash point as insert(): the record with the pid is committed (decision 57).
     faultPoint(this.db, 'spawn');
   }
 
@@ -97,6 +122,7 @@ export class SpawnRecordStore {
     return r && fromRow(r);
   }
 
+  /** Rows not finished: `running` and `starting` (whose pid is 0). */
   running(): SpawnRecord[] {
     return (this.runningStmt.all() as Row[]).map(fromRow);
   }

@@ -49,6 +49,8 @@ export interface TaskWorkerOptions {
 }
 
 const TAIL_CHARS = 4_000;
+/** Chunks of one stream pending between flushes are joined up to this many characters per log row. */
+const MAX_ROW_CHARS = 16_384;
 const DEFAULT_TIMEOUT_MS = 60 * 60 * 1000;
 
 interface Live {
@@ -108,7 +110,18 @@ export class RuntimeTaskWorker {
   }
 
   private async startNow(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
-    await this.turn();
+    // The next start waits for this one's spawn to return (its thread, decision 59), so a burst
+    // lands one leader per turn instead of several spawns' results in one turn.
+    let spawned!: () => void;
+    await this.turn(new Promise<void>((r) => (spawned = r)));
+    try {
+      return await this.startTurn(scope, spec);
+    } finally {
+      spawned();
+    }
+  }
+
+  private async startTurn(scope: PrincipalScope, spec: TerminalTaskSpec): Promise<TaskRecord> {
     if (this.closed) throw new Error('the task worker is closed; start a new session');
     const task = this.store.create(scope, {
       sessionId: spec.sessionId,
@@ -125,7 +138,8 @@ export class RuntimeTaskWorker {
     };
     let tree: SupervisedTree;
     try {
-      tree = this.o.supervisor.spawnTree({
+      // The leader's spawn runs off the event loop (decision 59); the task row exists already.
+      tree = await this.o.supervisor.spawnTreeAsync({
         command: spec.command,
         args: spec.args,
         cwd: spec.cwd,
@@ -163,10 +177,10 @@ export class RuntimeTaskWorker {
 
   private queue: Promise<void> = Promise.resolve();
 
-  /** Resolves on a turn of the event loop of its own, after every start queued before it. */
-  private turn(): Promise<void> {
+  /** Resolves on a turn of the event loop of its own, after every start queued before it; the next waits for `until` as well. */
+  private turn(until: Promise<void>): Promise<void> {
     const next = this.queue.then(() => new Promise<void>((r) => setImmediate(r)));
-    this.queue = next;
+    this.queue = next.then(() => until);
     return next;
   }
 
@@ -245,7 +259,11 @@ export class RuntimeTaskWorker {
       return;
     }
     l.logged += bytes;
-    l.pending.push({ stream, chunk: text });
+    // Output read between two flushes of the same stream becomes one row (one insert instead of one
+    // per pipe read: 200 tasks printing lines made the flush the largest SQLite cost, decision 59).
+    const last = l.pending[l.pending.length - 1];
+    if (last !== undefined && last.stream === stream && last.chunk.length + text.length <= MAX_ROW_CHARS) last.chunk += text;
+    else l.pending.push({ stream, chunk: text });
   }
 
   private tick(): void {

@@ -8,6 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { artifactPath, createArtifactDir } from '../../src/process/artifacts.js';
 import { StreamCapture } from '../../src/process/output-capture.js';
 import { StreamRedactor } from '../../src/redaction/stream-redactor.js';
+import { waitFor } from '../helpers/procs.js';
+
+const waitUntil = (ok: () => boolean): Promise<true> => waitFor('the condition', () => ok() || undefined, 5_000);
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -282,6 +285,9 @@ describe('StreamCapture artifacts', () => {
       onRedacted: (c) => live.push(c.toString()),
     });
     cap.write(b('first '));
+    // A small backlog waits up to 10 ms for more before it is written (decision 59): let the first
+    // write go alone, so the failing one comes second.
+    await waitUntil(() => cap.calls === 1);
     cap.write(b('second '));
     cap.write(b('third'));
     const s = (await cap.end());

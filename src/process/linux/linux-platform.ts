@@ -6,7 +6,7 @@ import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import * as libc from '../../../native-helpers/libc.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
-import { spawnNative } from './posix-spawn-leader.js';
+import { spawnNative, spawnNativeAsync } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
 import { bootId, environBufferHas, listPids, readEnviron, readStat, startTimeOf, type ProcStat } from './procfs.js';
@@ -75,6 +75,12 @@ export class LinuxPlatform implements ProcessPlatform {
     const on = this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node';
     if (!on || !libc.libcAvailable()) return null;
     return spawnNative(command, args, o);
+  }
+
+  spawnLeaderAsync(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<SpawnedLeader> | null {
+    const on = (this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node') && process.env.SUPERVISOR_SPAWN !== 'main-thread';
+    if (!on || !libc.libcAvailable()) return null;
+    return spawnNativeAsync(command, args, o);
   }
 
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {

@@ -16,15 +16,25 @@ let listening = false;
 let backstop: NodeJS.Timeout | undefined;
 const signalName = new Map<number, NodeJS.Signals>(Object.entries(constants.signals).map(([k, v]) => [v, k as NodeJS.Signals]));
 
+/**
+ * Tries to reap the children that may have exited: with pidfds, one poll() tells which (a pidfd is
+ * readable once its process exited), so a pass costs one call plus one waitpid per exit instead
+ * of one waitpid per live child (decision 59); a child without a pidfd is always tried.
+ */
 function reapAll(): void {
-  for (const c of [...live.values()]) c.tryReap();
+  const kids = [...live.values()];
+  const polled = kids.filter((c) => c.pidfd >= 0);
+  const ready = libc.pollReadable(polled.map((c) => c.pidfd));
+  const exited = new Set<NativeChild>();
+  if (ready) polled.forEach((c, i) => ready[i] && exited.add(c));
+  for (const c of kids) if (c.pidfd < 0 || ready === null || exited.has(c)) c.tryReap();
   if (live.size === 0 && backstop) {
     clearInterval(backstop);
     backstop = undefined;
   }
 }
 
-/** SIGCHLDs of one turn are reaped in one pass (a waitpid costs ~25 µs through ffi-rs, per child). */
+/** SIGCHLDs of one turn are reaped in one pass (one poll of the pidfds, then a waitpid per exit). */
 let reapQueued = false;
 function onSigchld(): void {
   if (reapQueued) return;
@@ -48,6 +58,8 @@ export class NativeChild extends EventEmitter {
   readonly stdio: [null, Socket, Socket];
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
+  /** Polled for the exit (-1 without pidfd); opened while the pid is unreaped, so it names this child. */
+  readonly pidfd: number;
   private readonly unledger: () => void;
 
   constructor(
@@ -58,6 +70,8 @@ export class NativeChild extends EventEmitter {
     super();
     this.stdio = [null, stdout, stderr];
     this.unledger = noteDirectChild(pid);
+    const fd = libc.pidfdOpen(pid);
+    this.pidfd = fd.value >= 0 ? fd.value : -1;
     live.set(pid, this);
     listen();
     // Coalesced SIGCHLDs are covered (each pass checks every child); the poll is a backstop only.
@@ -82,6 +96,7 @@ export class NativeChild extends EventEmitter {
     if (!r.reaped && r.errno !== libc.ECHILD) return;
     live.delete(this.pid);
     this.unledger();
+    if (this.pidfd >= 0) closeSync(this.pidfd);
     if (r.reaped && r.signal !== null) this.signalCode = signalName.get(r.signal) ?? 'SIGKILL';
     else this.exitCode = r.code ?? -1; // ECHILD: reaped elsewhere, status unknown (never expected)
     this.emit('exit', this.exitCode, this.signalCode);
@@ -93,6 +108,36 @@ export class NativeChild extends EventEmitter {
  * child's ends are closed here. Throws (nothing left open) when the spawn fails.
  */
 export function spawnNative(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): NativeChild {
+  const fds = openPipes();
+  let pid: number;
+  try {
+    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3] });
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
+  return adoptSpawned(pid, fds);
+}
+
+/**
+ * spawnNative with posix_spawnp on a thread of its own (decision 59). Until the promise settles
+ * the child is not ours to reap (it is in no NativeChild), so its pid, group and session stay
+ * unreused however long the caller takes to record it.
+ */
+export async function spawnNativeAsync(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<NativeChild> {
+  const fds = openPipes();
+  let pid: number;
+  try {
+    pid = await libc.posixSpawnpAsync({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3] });
+  } catch (e) {
+    for (const fd of fds) closeSync(fd);
+    throw e;
+  }
+  return adoptSpawned(pid, fds);
+}
+
+/** [stdout read, stdout write, stderr read, stderr write], all close-on-exec. */
+function openPipes(): [number, number, number, number] {
   listen();
   const fds: number[] = [];
   const out = libc.pipeCloexec();
@@ -105,14 +150,11 @@ export function spawnNative(file: string, args: readonly string[], o: { cwd: str
     throw e;
   }
   fds.push(...err);
-  let pid: number;
-  try {
-    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: out[1], stderr: err[1] });
-  } catch (e) {
-    for (const fd of fds) closeSync(fd);
-    throw e;
-  }
-  closeSync(out[1]);
-  closeSync(err[1]);
-  return new NativeChild(pid, new Socket({ fd: out[0], readable: true, writable: false }), new Socket({ fd: err[0], readable: true, writable: false }));
+  return fds as [number, number, number, number];
+}
+
+function adoptSpawned(pid: number, fds: readonly [number, number, number, number]): NativeChild {
+  closeSync(fds[1]);
+  closeSync(fds[3]);
+  return new NativeChild(pid, new Socket({ fd: fds[0], readable: true, writable: false }), new Socket({ fd: fds[2], readable: true, writable: false }));
 }
