@@ -249,17 +249,8 @@ export class LiveTree implements SupervisedTree {
     // before its NativeChild exists would let that pid be reused under it. Every member seen is
     // left to its own reaper (the leader's NativeChild; orphans, once this process exits, to init).
     const report = killTreeSync({ platform: this.ctx.platform, tree: identity, leaderHeld: () => false, leaders: () => new Set(this.seen.keys()), seen: this.seen, tally: this.tally });
-    try {
-      this.ctx.records.finish(this.spawnId, {
-        status: 'cancelled',
-        exitCode: null,
-        signal: 'SIGKILL',
-        endedAt: Date.now(),
-        detail: `forced kill by the supervisor's shutdown while the tree was starting: ${report.descendants} process(es), ${report.survivors} survivor(s)`,
-      });
-    } catch {
-      // Left `starting`: the next reconcile resolves it by cgroup and marker.
-    }
+    // If the write fails the record stays `starting`: the next reconcile resolves it by cgroup and marker.
+    recordForcedKill(this.ctx.records, this.spawnId, `while the tree was starting: ${report.descendants} process(es), ${report.survivors} survivor(s)`);
     return report;
   }
 
@@ -404,19 +395,8 @@ export class LiveTree implements SupervisedTree {
       tally: this.tally,
     });
     // The process is about to exit: the record must not wait for a run() that will never finish.
-    if (!this.finished) {
-      try {
-        this.ctx.records.finish(this.spawnId, {
-          status: 'cancelled',
-          exitCode: null,
-          signal: 'SIGKILL',
-          endedAt: Date.now(),
-          detail: `forced kill by the supervisor's shutdown: ${report.descendants} descendant(s), ${report.survivors} survivor(s)`,
-        });
-      } catch {
-        // Left `running`: the next start reconciles it.
-      }
-    }
+    // If the write fails the record stays `running`: the next start reconciles it.
+    if (!this.finished) recordForcedKill(this.ctx.records, this.spawnId, `${report.descendants} descendant(s), ${report.survivors} survivor(s)`);
     return report;
   }
 
@@ -533,5 +513,17 @@ function createArtifactsOrThrow(stateDir: string, spawnId: string): ArtifactDesc
     return createArtifactDir(stateDir, spawnId);
   } catch (cause) {
     throw new SpawnError('SPAWN_FAILED', `artifact directory could not be created under ${stateDir}: ${(cause as Error).message}`, { cause });
+  }
+}
+
+/**
+ * Ends a record with the forced kill of the supervisor's shutdown, best effort: the process is
+ * about to exit, and a record that cannot be written is left for reconciliation.
+ */
+function recordForcedKill(records: { finish(spawnId: string, end: { status: 'cancelled'; exitCode: null; signal: 'SIGKILL'; endedAt: number; detail: string }): unknown }, spawnId: string, what: string): void {
+  try {
+    records.finish(spawnId, { status: 'cancelled', exitCode: null, signal: 'SIGKILL', endedAt: Date.now(), detail: `forced kill by the supervisor's shutdown: ${what}` });
+  } catch {
+    // left for reconciliation (see the callers)
   }
 }
