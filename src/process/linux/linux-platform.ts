@@ -9,7 +9,7 @@ import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeade
 import { spawnNative, spawnNativeAsync } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
-import { bootId, environBufferHas, listPids, readEnviron, readStat, startTimeOf, type ProcStat } from './procfs.js';
+import { bootId, listPids, pruneMarkerCache, readStat, spawnMarkersOf, startTimeOf, type ProcStat } from './procfs.js';
 import {
   cgroupEntryWrapper,
   cgroupPids,
@@ -184,10 +184,12 @@ export class LinuxPlatform implements ProcessPlatform {
   private scan(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): { live: TreeMember[] } {
     // A leader we no longer hold still vouches for its group while it is alive and unchanged.
     const walk = this.walker(tree, leaderHeld || this.isSameProcess(tree.pid, tree.startMarker), seen);
-    for (const pid of listPids()) {
+    const listed = listPids();
+    for (const pid of listed) {
       const st = readStat(pid);
-      if (st !== null) walk.visit(pid, st, () => readEnviron(pid));
+      if (st !== null) walk.visit(pid, st);
     }
+    pruneMarkerCache(new Set(listed));
     return { live: walk.finish() };
   }
 
@@ -246,14 +248,13 @@ export class LinuxPlatform implements ProcessPlatform {
           continue;
         }
         visited.add(pid);
-        let env: Buffer | null | undefined;
-        const environ = (): Buffer | null => (env === undefined ? (env = readEnviron(pid)) : env);
-        for (const t of trees) t.walk.visit(pid, st, environ);
+        for (const t of trees) t.walk.visit(pid, st);
       }
       pending = listPids().filter((pid) => !visited.has(pid));
       // A fork storm outside any tree could keep the listing growing: the ladder sweeps again anyway.
       if (pass >= MAX_RELIST_PASSES) break;
     }
+    pruneMarkerCache(visited);
     for (const t of trees) {
       // Group membership was trusted because the leader's pid could not be reused. That holds for
       // the whole walk only if it still holds now (unreaped, or alive and unchanged, at both ends);
@@ -268,21 +269,18 @@ export class LinuxPlatform implements ProcessPlatform {
     tree: TreeIdentity,
     groupTrusted: boolean,
     seen: Map<number, TreeMember>,
-  ): { visit(pid: number, st: ProcStat, environ: () => Buffer | null): void; finish(): TreeMember[] } {
+  ): { visit(pid: number, st: ProcStat): void; finish(): TreeMember[] } {
     const leaderStart = BigInt(tree.startMarker.startTime);
     const inCgroup = tree.cgroup ? new Set(safeCgroupPids(tree.cgroup)) : null;
-    const needle = Buffer.from(`SUPERVISOR_SPAWN_ID=${tree.spawnId}`);
     const candidates: ProcStat[] = [];
     const members = new Map<number, ProcStat>();
-    const visit = (pid: number, st: ProcStat, environ: () => Buffer | null): void => {
+    const visit = (pid: number, st: ProcStat): void => {
       if (pid === process.pid || st.state === 'Z' || st.state === 'X') return;
       // Nothing that started before the leader can belong to its tree.
       if (BigInt(st.startTime) < leaderStart) return;
       const known = seen.get(pid);
-      const env = (): boolean => {
-        const e = environ();
-        return e !== null && environBufferHas(e, needle);
-      };
+      // Read last: the environment is the most expensive rule, and once per process (spawnMarkersOf).
+      const env = (): boolean => spawnMarkersOf(pid, st.startTime).includes(tree.spawnId);
       if (
         (pid === tree.pid && st.startTime === tree.startMarker.startTime) ||
         (known !== undefined && known.startTime === st.startTime) ||

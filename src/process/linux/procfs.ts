@@ -1,5 +1,5 @@
 // Reading process identity from /proc. Every read tolerates the process vanishing mid-read.
-import { readFileSync, readdirSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 
 export interface ProcStat {
   pid: number;
@@ -40,13 +40,42 @@ export function parseStat(pid: number, text: string): ProcStat | null {
 }
 
 export function readStat(pid: number): ProcStat | null {
-  let text: string;
+  const bytes = readProcFile(`/proc/${pid}/stat`);
+  return bytes === null ? null : parseStat(pid, bytes.toString('latin1'));
+}
+
+// /proc files report size 0, so readFileSync grows fresh buffers for each one; a walk of /proc
+// reads hundreds of them per tree that ends. One buffer, reused, grown only for a larger file.
+let procBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * The whole file, as a view of the shared buffer: valid until the next call, so copy what you keep.
+ * Null when it cannot be read (the process is gone, or not ours to read).
+ */
+function readProcFile(file: string): Buffer | null {
+  let fd: number;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    fd = openSync(file, 'r');
   } catch {
     return null;
   }
-  return parseStat(pid, text);
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === procBuffer.length) {
+        const grown = Buffer.allocUnsafe(procBuffer.length * 2);
+        procBuffer.copy(grown, 0, 0, length);
+        procBuffer = grown;
+      }
+      const n = readSync(fd, procBuffer, length, procBuffer.length - length, null);
+      if (n === 0) return procBuffer.subarray(0, length);
+      length += n;
+    }
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function startTimeOf(pid: number): string | null {
@@ -74,13 +103,58 @@ export function environHas(pid: number, needle: Buffer): boolean {
   return env !== null && environBufferHas(env, needle);
 }
 
-/** The process's initial environment (NUL-separated), or null when it cannot be read. */
+/** The process's initial environment (NUL-separated, a copy), or null when it cannot be read. */
 export function readEnviron(pid: number): Buffer | null {
-  try {
-    return readFileSync(`/proc/${pid}/environ`);
-  } catch {
-    return null;
+  const bytes = readProcFile(`/proc/${pid}/environ`);
+  return bytes === null ? null : Buffer.from(bytes);
+}
+
+const MARKER_PREFIX = Buffer.from('SUPERVISOR_SPAWN_ID=');
+
+interface MarkerEntry {
+  startTime: string;
+  /** Every SUPERVISOR_SPAWN_ID value in the environment as first read; null when it could not be read. */
+  spawnIds: readonly string[] | null;
+}
+
+const markerCache = new Map<number, MarkerEntry>();
+
+/**
+ * The SUPERVISOR_SPAWN_ID values of process (pid, startTime), read from its environment once per
+ * process lifetime: every tree that ends walks /proc, and without this each walk read the
+ * environment of every process started after its leader again (O(trees × processes)). Keeping the
+ * first reading is sound for membership: an exec or an overwrite of the environment memory can only
+ * remove a marker, which would make a member look like a stranger; a process that gains a marker
+ * later chose to be counted in a tree it was not in. A read that failed (the process was exiting, or
+ * not readable) is not kept: it is tried again on the next walk.
+ */
+export function spawnMarkersOf(pid: number, startTime: string): readonly string[] {
+  const hit = markerCache.get(pid);
+  if (hit !== undefined && hit.startTime === startTime && hit.spawnIds !== null) return hit.spawnIds;
+  const env = readProcFile(`/proc/${pid}/environ`);
+  const spawnIds = env === null ? null : markerValues(env);
+  markerCache.set(pid, { startTime, spawnIds });
+  return spawnIds ?? [];
+}
+
+/** Forgets the processes not in `livePids` (a fresh listing of /proc). */
+export function pruneMarkerCache(livePids: ReadonlySet<number>): void {
+  for (const pid of markerCache.keys()) if (!livePids.has(pid)) markerCache.delete(pid);
+}
+
+/** Every value of an entry `SUPERVISOR_SPAWN_ID=<value>` in a NUL-separated environment. */
+function markerValues(env: Buffer): string[] {
+  const out: string[] = [];
+  let at = env.indexOf(MARKER_PREFIX);
+  while (at >= 0) {
+    if (at === 0 || env[at - 1] === 0) {
+      const start = at + MARKER_PREFIX.length;
+      const nul = env.indexOf(0, start);
+      out.push(env.toString('latin1', start, nul < 0 ? env.length : nul));
+    }
+    at = env.indexOf(MARKER_PREFIX, at + 1);
   }
+  return out;
 }
 
 /** True when `env` (a /proc environ) holds exactly the entry `needle` (`NAME=value`). */
