@@ -196,6 +196,8 @@ function tasksTable(r: TasksResultBench): string {
     ['  lag p99 while starting / while running and ending', `${fmtMs(r.startLagP99Ms)} / ${fmtMs(r.runLagP99Ms)}`, '-'],
     ['  start phase: wall / main-thread CPU / main thread waiting for a CPU', `${fmtMs(r.startPhaseMs)} / ${fmtMs(r.startMainCpuMs)} / ${fmtMs(r.startMainRunqueueMs)}`, '-'],
     ['  run phase: wall / main-thread CPU', `${fmtMs(r.runPhaseMs)} / ${fmtMs(r.runMainCpuMs)}`, '-'],
+    ['floor: lag p99 of an idle Node process while the same commands run unsupervised', fmtMs(r.floorLagP99Ms), '-'],
+    ['  supervisor lag p99 / floor', fmtRatio(r.lagP99Ms / r.floorLagP99Ms), '-'],
     ['supervisor RSS', `${r.peakRssMiB.toFixed(1)} MiB peak`, `${r.baseRssMiB.toFixed(1)} MiB`],
   ];
   const notes = [

@@ -2,6 +2,7 @@
 // (terminal background=true), each printing output for a while; all must complete with their logs
 // persisted. Reports the supervisor's event-loop lag (p99) and peak RSS while they run, next to the
 // same figures with the process idle, measured in the same run.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BenchContext } from './common.js';
@@ -26,6 +27,12 @@ export interface TasksResultBench {
   runPhaseMs: number;
   runMainCpuMs: number;
   idleLagP99Ms: number;
+  /**
+   * The floor: the lag p99 of a Node process that does nothing while the same n commands are
+   * started at the supervisor's pace by another process, measured in the same run. It is what the
+   * workload alone does to an event loop on this machine.
+   */
+  floorLagP99Ms: number;
   peakRssMiB: number;
   baseRssMiB: number;
   targetLagMs: number;
@@ -51,6 +58,50 @@ function mainThreadRunqueueMs(): number {
   } catch {
     return Number.NaN;
   }
+}
+
+// Each task prints 200 lines over ~2 s: logs flow while all of them run.
+const TASK_COMMAND = 'i=0; while [ $i -lt 200 ]; do echo "line $i of task output"; i=$((i+1)); [ $((i % 20)) -eq 0 ] && sleep 0.2; done';
+
+// An observer that only measures its own event loop until its stdin closes, then prints the p99 (ms).
+const OBSERVER = `const h = require('node:perf_hooks').monitorEventLoopDelay({ resolution: 10 }); h.enable();
+process.stdin.resume(); process.stdin.on('end', () => { h.disable(); process.stdout.write(String(h.percentile(99) / 1e6)); });`;
+
+/**
+ * The floor under this workload: the same n commands, each in a session of its own, started one
+ * every `intervalMs` by this process (not supervised: no pipeline, no records, output drained and
+ * dropped), while an idle Node process measures its event loop until the last one exits.
+ */
+async function floorLagP99(n: number, intervalMs: number): Promise<number> {
+  const observer = spawn(process.execPath, ['-e', OBSERVER], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let report = '';
+  observer.stdout.on('data', (d: Buffer) => (report += d.toString()));
+  const observed = new Promise<void>((r) => observer.on('close', () => r()));
+  const exits: Promise<void>[] = [];
+  const pgids: number[] = [];
+  try {
+    await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < n; i++) {
+      const c = spawn('/bin/sh', ['-c', TASK_COMMAND], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+      if (c.pid !== undefined) pgids.push(c.pid);
+      c.stdout.resume();
+      exits.push(new Promise((r) => c.on('close', () => r())));
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+    await Promise.all(exits);
+  } finally {
+    // Only on an error can a group still be alive; each is this process's own child's group.
+    for (const pgid of pgids) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    observer.stdin.end();
+    await observed;
+  }
+  return Number(report);
 }
 
 async function lagWhile(ms: number): Promise<number> {
@@ -86,7 +137,7 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     progress(`tasks: starting ${n} background terminal tasks`);
     const t0 = Date.now();
     // Each task prints 200 lines over ~2 s: logs flow while all of them run.
-    const command = 'i=0; while [ $i -lt 200 ]; do echo "line $i of task output"; i=$((i+1)); [ $((i % 20)) -eq 0 ] && sleep 0.2; done';
+    const command = TASK_COMMAND;
     const ids: string[] = [];
     if (trace) process.stderr.write(`starting at +${((performance.now() - tStart) / 1000).toFixed(2)} s\n`);
     const startLag = monitorEventLoopDelay({ resolution: 10 });
@@ -118,6 +169,8 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
     const wallMs = Date.now() - t0;
     lag.disable();
     clearInterval(rssTimer);
+    progress(`tasks: the floor — the same ${n} commands started by a plain spawner while an idle Node process measures its loop`);
+    const floorLagP99Ms = await floorLagP99(n, (w1 - w0) / n);
     const scope = { principal: 'bench' };
     const done = ids.map((id) => worker.get(scope, id)!);
     const completed = done.filter((t) => t.status === 'completed').length;
@@ -141,6 +194,7 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
       runPhaseMs: Math.round(w2 - w1),
       runMainCpuMs: cpu2 - cpu1,
       idleLagP99Ms,
+      floorLagP99Ms,
       peakRssMiB: peakRss / 1048576,
       baseRssMiB: baseRss / 1048576,
       targetLagMs: 50,
