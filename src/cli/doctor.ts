@@ -57,6 +57,8 @@ export const DOCTOR_MECHANISMS = [
   'libproc',
   'toolHostContainment',
   'stateDir',
+  'spawnPath',
+  'syntaxCheck',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
@@ -80,6 +82,8 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   libproc: ['darwin'],
   toolHostContainment: 'all',
   stateDir: 'all',
+  spawnPath: 'all',
+  syntaxCheck: 'all',
 };
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to every probe child; the full value adds our pid and a nonce. */
@@ -113,6 +117,8 @@ export async function runDoctor(): Promise<DoctorReport> {
     libproc: () => probeLibproc(),
     toolHostContainment: (c) => probeToolHostContainment((command, args, env) => runChild(c, command, args, undefined, env)),
     stateDir: () => probeStateDir(),
+    spawnPath: async (c) => (await import('../process/spawn-path-probe.js')).probeSpawnPath({ PATH: '/usr/bin:/bin', SUPERVISOR_SPAWN_ID: c.marker }),
+    syntaxCheck: async () => (await import('../core/module-syntax.js')).probeSyntaxCheck(),
   };
   const report = {} as DoctorReport;
   try {

@@ -76,3 +76,25 @@ export function parseReport(realPath: string, stderr: string): SyntaxCheck | nul
   const col = /^\s*\^/.test(caret) ? caret.indexOf('^') + 1 : undefined;
   return { ok: false, line, ...(col !== undefined ? { column: col } : {}), message };
 }
+
+/**
+ * For `doctor`: does the check run here? A module with a known syntax error on line 2 must be
+ * reported at that line; otherwise authored tools' syntax errors surface later, from the tool
+ * host's import(), without a file or line.
+ */
+export async function probeSyntaxCheck(): Promise<{ ok: boolean; detail: string }> {
+  const { mkdtempSync, realpathSync, rmSync, writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'supervisor-syntax-probe-'));
+  try {
+    const file = join(realpathSync(dir), 'tool.mjs');
+    writeFileSync(file, 'export const ok = 1;\nexport const broken = (;\n');
+    const r = await runCheck(file);
+    if (!r.ok && r.line === 2) return { ok: true, detail: `node --check under the permission model reports an authored tool's syntax error at file:line:column (probe: line 2, column ${r.column ?? '?'})` };
+    if (!r.ok) return { ok: false, detail: `node --check found the error but not its line (${r.message})` };
+    return { ok: false, detail: 'node --check could not run here (no permission model?): an authored tool with a syntax error fails at its first call, without a line' };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
