@@ -20,6 +20,12 @@ describe('readableText', () => {
     assert.equal(readableText('<p>5 &lt; 6 &amp;&amp; 7 &gt; 3</p>').text, '5 < 6 && 7 > 3');
   });
 
+  it('decodes every HTML named reference, not a hand-picked few, and the legacy ones without a semicolon', () => {
+    assert.equal(decodeEntities('&alpha;&hearts;&NotNestedGreaterGreater;&CounterClockwiseContourIntegral;&fjlig;'), 'α♥⪢̸∳fj');
+    assert.equal(readableText('<p>&copy 2026 &AMP; &Eacute;cole &lt3</p>').text, '© 2026 & École <3');
+    assert.equal(readableText('<title>R&eacute;sum&eacute; &mdash; CV</title><p>x</p>').title, 'Résumé — CV');
+  });
+
   it('survives broken markup: unclosed script, stray <, quoted > in attributes', () => {
     assert.equal(readableText('<p>a < b</p><img alt="x > y">c').text, 'a < b\n\nc');
     assert.equal(readableText('<p>before</p><script>never closed <p>x</p>').text, 'before');
