@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 // Top to bottom. A folder may import its own files and any folder in a LOWER layer, never a
 // sibling in the same layer nor anything above. Add new top-level src/ folders here.
@@ -152,137 +153,50 @@ function childMayImport(target) {
 }
 
 /** Import specifiers with their 1-based line, from code with comments and strings understood. */
-function findImports(text) {
-  const { masked, inString } = lex(text);
-  const patterns = [
-    /\bimport\s+(?:type\s+)?(?:[\w$]+\s*,?\s*)?(?:\{[^}]*\}|\*\s*as\s+[\w$]+)?\s*from\s*(['"])([^'"\n]+)\1/g,
-    /\bexport\s+(?:type\s+)?(?:\*(?:\s*as\s+[\w$]+)?|\{[^}]*\})\s*from\s*(['"])([^'"\n]+)\1/g,
-    /\bimport\s*(['"])([^'"\n]+)\1/g,
-    /\bimport\s*\(\s*(['"])([^'"\n]+)\1\s*[,)]/g,
-    /\brequire\s*\(\s*(['"])([^'"\n]+)\1\s*\)/g,
-  ];
-  const seen = new Set();
-  const out = [];
-  for (const re of patterns) {
-    for (const m of masked.matchAll(re)) {
-      const at = m.index;
-      if (inString[at] || masked[at - 1] === '.' || seen.has(at)) continue;
-      seen.add(at);
-      out.push({ at, spec: m[2], line: lineOf(text, at) });
-    }
-  }
-  return out.sort((x, y) => x.at - y.at);
-}
-
-function lineOf(text, index) {
-  let n = 1;
-  for (let i = 0; i < index; i++) if (text.charCodeAt(i) === 10) n++;
-  return n;
-}
-
-const REGEX_AFTER = new Set('(,=:[!&|?{};+-*%<>~^'.split(''));
-const REGEX_AFTER_WORDS = new Set(['return', 'typeof', 'case', 'do', 'else', 'in', 'of', 'new', 'delete', 'void', 'throw', 'instanceof', 'yield', 'await']);
-
 /**
- * Blanks comments (newlines kept, so lines still count) and marks the characters inside string,
- * template and regex literals, so `import` inside a string or a comment is never taken for code.
+ * Every module specifier the file names: static imports and re-exports (`import type` too),
+ * `import()` and `require()` with a literal, found in TypeScript's own syntax tree, so comments,
+ * strings, templates and regex literals are never taken for code. (`ts.preProcessFile` is lighter
+ * but reads `/import("../cli")/`, a regex literal, as an import.)
  */
-function lex(src) {
-  const out = src.split('');
-  const inString = new Uint8Array(src.length);
-  const stack = []; // brace depths of the template literals we are inside a ${ } of
-  let depth = 0;
-  let i = 0;
-  const prevSignificant = (k) => {
-    let j = k - 1;
-    while (j >= 0 && /\s/.test(out[j])) j--;
-    if (j < 0) return { ch: '', word: '' };
-    let w = j;
-    while (w >= 0 && /[\w$]/.test(out[w])) w--;
-    return { ch: out[j], word: out.slice(w + 1, j + 1).join('') };
-  };
-  const scanTemplate = () => {
-    // At the first char after ` or after the } closing a ${ }.
-    while (i < src.length) {
-      const c = src[i];
-      if (c === '\\') {
-        inString[i] = inString[i + 1] = 1;
-        i += 2;
-        continue;
-      }
-      if (c === '`') {
-        inString[i] = 1;
-        i++;
-        return;
-      }
-      if (c === '$' && src[i + 1] === '{') {
-        inString[i] = inString[i + 1] = 1;
-        i += 2;
-        stack.push(depth);
-        depth++;
-        return;
-      }
-      inString[i] = 1;
-      i++;
+function findImports(text) {
+  const source = ts.createSourceFile('file.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const starts = lineStarts(text);
+  const out = [];
+  const add = (literal) => out.push({ at: literal.getStart(source), spec: literal.text, line: lineAt(starts, literal.getStart(source)) });
+  const visit = (node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier);
+    } else if (ts.isCallExpression(node) && node.arguments.length >= 1 && ts.isStringLiteralLike(node.arguments[0])) {
+      const callee = node.expression;
+      if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')) add(node.arguments[0]);
+    } else if (ts.isExternalModuleReference(node) && ts.isStringLiteral(node.expression)) {
+      add(node.expression); // import x = require('./x.js')
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      add(node.argument.literal); // import('./x.js').T in a type position
     }
+    ts.forEachChild(node, visit);
   };
-  while (i < src.length) {
-    const c = src[i];
-    const n = src[i + 1];
-    if (c === '/' && n === '/') {
-      while (i < src.length && src[i] !== '\n') out[i++] = ' ';
-    } else if (c === '/' && n === '*') {
-      const end = src.indexOf('*/', i + 2);
-      const stop = end < 0 ? src.length : end + 2;
-      for (; i < stop; i++) if (src[i] !== '\n') out[i] = ' ';
-    } else if (c === "'" || c === '"') {
-      inString[i++] = 1;
-      while (i < src.length && src[i] !== c && src[i] !== '\n') {
-        if (src[i] === '\\') inString[i++] = 1;
-        inString[i++] = 1;
-      }
-      inString[i++] = 1;
-    } else if (c === '`') {
-      inString[i++] = 1;
-      scanTemplate();
-    } else if (c === '{') {
-      depth++;
-      i++;
-    } else if (c === '}') {
-      depth--;
-      i++;
-      if (stack.length > 0 && stack[stack.length - 1] === depth) {
-        stack.pop();
-        inString[i - 1] = 1;
-        scanTemplate();
-      }
-    } else if (c === '/') {
-      const p = prevSignificant(i);
-      const isRegex = p.ch === '' || REGEX_AFTER.has(p.ch) || REGEX_AFTER_WORDS.has(p.word);
-      if (!isRegex) {
-        i++;
-        continue;
-      }
-      inString[i++] = 1;
-      let inClass = false;
-      while (i < src.length && src[i] !== '\n') {
-        const d = src[i];
-        inString[i] = 1;
-        if (d === '\\') {
-          inString[i + 1] = 1;
-          i += 2;
-          continue;
-        }
-        i++;
-        if (d === '[') inClass = true;
-        else if (d === ']') inClass = false;
-        else if (d === '/' && !inClass) break;
-      }
-    } else {
-      i++;
-    }
+  visit(source);
+  return out;
+}
+
+function lineStarts(text) {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1);
+  return starts;
+}
+
+/** 1-based line of `pos`: the number of line starts at or before it. */
+function lineAt(starts, pos) {
+  let lo = 0;
+  let hi = starts.length;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid] <= pos) lo = mid;
+    else hi = mid;
   }
-  return { masked: out.join(''), inString };
+  return lo + 1;
 }
 
 process.exitCode = main(process.argv.slice(2));

@@ -66,6 +66,8 @@ test('check-imports names an upward import, a child entry importing process/, an
     'src/adapters/authored/tool-entry.ts': "import { ok } from '../../ipc/channel.js';\nconst p = await import('../../process/tree.js');\nexport { ok, p };\n",
     'native-helpers/kernel32.ts': "import { r } from '../src/redaction/r.js';\nexport const k = r;\n",
     'src/gadgets/x.ts': 'export const x = 1;\n',
+    // Spellings a regex lexer missed: a template literal in import(), TypeScript's import-equals.
+    'src/redaction/late.ts': "export const late = () => import(`../effects/runtime.js`);\nimport cli = require('../cli/main.js');\nexport { cli };\n",
   });
   try {
     const r = check(root);
@@ -74,6 +76,8 @@ test('check-imports names an upward import, a child entry importing process/, an
     assert.match(r.out, /^src\/adapters\/authored\/tool-entry\.ts:2: adapters \(child-side\) must not import process .*\(rule child-side/m);
     assert.match(r.out, /^native-helpers\/kernel32\.ts:1: native-helpers must not import redaction /m);
     assert.match(r.out, /^src\/gadgets\/x\.ts:1: unknown top-level folder 'gadgets'.*add it to the LAYERS table in scripts\/check-imports\.mjs/m);
+    assert.match(r.out, /^src\/redaction\/late\.ts:1: redaction must not import effects /m);
+    assert.match(r.out, /^src\/redaction\/late\.ts:2: redaction must not import cli /m);
     // The child entry's ipc import and the commented/stringed imports are not reported.
     assert.doesNotMatch(r.out, /tool-entry\.ts:1:/);
     assert.doesNotMatch(r.out, /runtime\.ts/);
