@@ -1,8 +1,9 @@
 // An Aho–Corasick automaton over bytes with a dense transition table. It answers one question at
 // the end of every chunk: how many trailing bytes could still grow into a pattern (the hold-back).
 // It was first the matcher too, but its one dependent table load per byte ran at 120-200 MB/s here
-// (decisions.md, 18); the sampled matcher finds the occurrences. Bytes that occur in no pattern
-// share one column (byte classes), which keeps the table small.
+// (docs/decisions/0019-redactor-sampling-not-aho-corasick.md); the sampled matcher finds the
+// occurrences. Bytes that occur in no pattern share one column (byte classes), which keeps the
+// table small.
 import { RedactionError } from './errors.js';
 
 /** The transition table may not grow beyond this; compiling more fails closed (REDACTION_TOO_LARGE). */

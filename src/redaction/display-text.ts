@@ -1,4 +1,5 @@
-// The one sanitiser for text a person reads (docs/decisions/0055). Untrusted text (a model's
+// The one sanitiser for text a person reads
+// (docs/decisions/0055-one-sanitiser-for-every-human-view.md). Untrusted text (a model's
 // command line, a tool's output, a task's log) must not be able to redraw, hide or reorder what the
 // operator sees: every control (C0, DEL, C1), format (Cf: zero-width, bidi embeddings, overrides and
 // isolates, U+FEFF, tag characters), line/paragraph separator (U+2028/2029) and lone surrogate is

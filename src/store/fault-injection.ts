@@ -1,6 +1,7 @@
 // TEST-ONLY fault injection: SUPERVISOR_FAULT_AT=<point>:<n> makes this supervisor process kill
 // itself with SIGKILL at the n-th occurrence of one point of the store's write path, so a test can
-// crash a real run at a chosen place instead of sleeping and hoping (docs/decisions/0057).
+// crash a real run at a chosen place instead of sleeping and hoping
+// (docs/decisions/0057-fault-injection-in-the-store.md).
 //
 //   spawn:N               after the N-th spawn record is written (the tree runs, recorded)
 //   task-running:N        after the N-th background task's row names its running tree

@@ -1,8 +1,8 @@
 // Fault injection (issue 16): the demo core is run and its supervisor SIGKILLed at 25 points spread
 // over the whole run — after a spawn record, a task start, a task's log, a pending approval, the
 // commit of an audit event of each kind, and in the middle of a transaction — chosen with the
-// test-only SUPERVISOR_FAULT_AT hook (docs/decisions/0057), so each crash lands exactly where it is
-// meant to, every time. After each crash: what was committed before it is there and what was not
+// test-only SUPERVISOR_FAULT_AT hook (docs/decisions/0057-fault-injection-in-the-store.md), so
+// each crash lands exactly where it is meant to, every time. After each crash: what was committed before it is there and what was not
 // is not; `supervisor reconcile` leaves no process of the run alive; `audit verify` finds every
 // chain intact; the session, its turns, tasks and pending approvals are interrupted with the
 // reason; and `run --resume` continues the session to its end.
