@@ -71,6 +71,38 @@ export function literalOrSecret(opts: { forbid: RegExp; forbidWhy: string }): z.
   });
 }
 
+/** `{ workspace_path: REL }`: a file path below the workspace, made absolute when the core loads. */
+export interface WorkspacePathRef {
+  workspace_path: string;
+}
+export type LiteralSecretOrPath = LiteralOrSecret | WorkspacePathRef;
+
+/**
+ * An MCP server's environment value: a literal, `{ secret: NAME }`, or `{ workspace_path: REL }`
+ * for programs that resolve relative paths against their own install directory.
+ */
+export function literalSecretOrPath(opts: { forbid: RegExp; forbidWhy: string }): z.ZodType<LiteralSecretOrPath, z.ZodTypeDef, unknown> {
+  const literal = literalOrSecret(opts);
+  return z.unknown().transform((v, ctx): LiteralSecretOrPath => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && 'workspace_path' in v) {
+      const written = (v as { workspace_path: unknown }).workspace_path;
+      const problem = typeof written === 'string' ? relativePathProblem(written, 'the workspace', 'data/memory.jsonl') : "must be a path relative to the workspace, e.g. { workspace_path: 'data/memory.jsonl' }";
+      if (problem === null) return { workspace_path: written as string };
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['workspace_path'], message: problem });
+      return z.NEVER;
+    }
+    const r = literal.safeParse(v);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) {
+      const message = issue.message
+        .replace('must be a literal string or { secret: NAME }', 'must be a literal string, { secret: NAME } or { workspace_path: REL }')
+        .replace('to bind a secret after approval', 'to bind a secret after approval, or { workspace_path: data/file.json } for a file in the workspace');
+      ctx.addIssue({ ...issue, message } as z.IssueData);
+    }
+    return z.NEVER;
+  });
+}
+
 /** Adds an issue on every repeated item of a list of strings. */
 export function noDuplicates(what: string) {
   return (items: readonly string[], ctx: z.RefinementCtx): void => {

@@ -65,9 +65,58 @@ export async function loadMcpDeclarations(reader: CoreReader, workspace: string 
       }
       resolvedCwd = path.resolve(workspace, d.transport.cwd);
     }
-    out.push(deepFreeze({ ...d, resolvedCwd, source: { file: e.rel, sha256: file.sha256 } }) as McpDeclaration);
+    const transport = d.transport.type === 'stdio' ? await withWorkspacePaths(d.transport, workspace, (i, problem) => reader.issues.push(at(parsed.source, ['transport', 'env', i, 'value', 'workspace_path'], problem))) : d.transport;
+    if (transport === null) continue;
+    out.push(deepFreeze({ ...d, transport, resolvedCwd, source: { file: e.rel, sha256: file.sha256 } }) as McpDeclaration);
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * The stdio transport with every `{ workspace_path }` env value made an absolute path below the
+ * workspace (checked as cwd is), or null after reporting a problem. A convenience for programs that
+ * resolve a relative path against their install directory, not a boundary: the server runs as the
+ * user, unsandboxed, and can open any file the user can.
+ */
+async function withWorkspacePaths<T extends { env: readonly { name: string; value: unknown }[] }>(
+  transport: T,
+  workspace: string | null,
+  report: (index: number, problem: string) => void,
+): Promise<T | null> {
+  let ok = true;
+  const env = [];
+  for (const [i, e] of transport.env.entries()) {
+    const ref = e.value as { workspace_path?: unknown } | string | null;
+    if (ref === null || typeof ref !== 'object' || typeof ref.workspace_path !== 'string') {
+      env.push(e);
+      continue;
+    }
+    const problem = workspace === null ? 'needs a workspace, and this core has none' : await filePathProblem(ref.workspace_path, workspace);
+    if (problem !== null) {
+      report(i, problem);
+      ok = false;
+      continue;
+    }
+    env.push({ ...e, value: path.resolve(workspace!, ref.workspace_path) });
+  }
+  return ok ? { ...transport, env } : null;
+}
+
+/** A file path must stay inside the workspace as written and through the symlinks of the part that exists. */
+async function filePathProblem(written: string, workspace: string): Promise<string | null> {
+  const abs = path.resolve(workspace, written);
+  if (!isInside(workspace, abs)) return `'${written}' leaves the workspace; use a path inside ${workspace}, e.g. 'data/memory.jsonl'`;
+  // The file itself is usually made later by the server: judge the nearest part that exists.
+  for (let p = abs; isInside(workspace, p); p = path.dirname(p)) {
+    try {
+      const real = await fs.realpath(p);
+      if (!isInside(workspace, real)) return `'${written}' resolves through a symlink to ${real}, outside the workspace; use a path inside ${workspace}`;
+      return null;
+    } catch {
+      if (p === workspace) return null;
+    }
+  }
+  return null;
 }
 
 /** cwd must stay inside the workspace, as written and, when it exists, after symlinks. */

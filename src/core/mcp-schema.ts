@@ -1,13 +1,13 @@
 // agent/mcp/*.yaml: MCP server declarations, and the shape of a tool the MCP host discovered from one.
 import { z } from 'zod';
-import { approvalPolicy, clip, httpUrlField, literalOrSecret, nameField, riskLevel } from './fields.js';
+import { approvalPolicy, clip, httpUrlField, literalOrSecret, literalSecretOrPath, nameField, riskLevel } from './fields.js';
 import { NetworkSchema } from './agent-schema.js';
 import { ENV_NAME_PATTERN, HEADER_NAME_PATTERN } from './names.js';
 
 const EnvEntrySchema = z
   .object({
     name: z.string().regex(ENV_NAME_PATTERN, { message: "must be an environment variable name (/^[A-Za-z_][A-Za-z0-9_]{0,127}$/); write e.g. 'GITHUB_TOKEN'" }),
-    value: literalOrSecret({ forbid: /\0/, forbidWhy: 'contains a NUL byte, which no environment can hold; remove it' }),
+    value: literalSecretOrPath({ forbid: /\0/, forbidWhy: 'contains a NUL byte, which no environment can hold; remove it' }),
   })
   .strict();
 

@@ -290,6 +290,24 @@ describe('MCP declarations', () => {
     hasIssue(err, 'agent/mcp/s.yaml', 'transport.cwd', 'resolves through a symlink', 'outside the workspace');
   });
 
+  it('makes a workspace_path env value an absolute path inside the workspace, and refuses one that leaves it', async () => {
+    const dir = makeCore({ 'agent/mcp/m.yaml': mcpStdio('m', '  env:\n    - { name: MEMORY_FILE_PATH, value: { workspace_path: data/memory.jsonl } }\n    - { name: PLAIN, value: x }\n') });
+    const snap = await loadCore(dir);
+    const t = snap.mcp[0]!.transport;
+    assert.ok(t.type === 'stdio');
+    assert.deepEqual(t.env.map((e) => [e.name, e.value]), [['MEMORY_FILE_PATH', path.join(fs.realpathSync(dir), 'data/memory.jsonl')], ['PLAIN', 'x']]);
+    let err = await loadFails(makeCore({ 'agent/mcp/m.yaml': mcpStdio('m', '  env:\n    - { name: M, value: { workspace_path: ../../etc/passwd } }\n') }));
+    hasIssue(err, 'agent/mcp/m.yaml', 'transport.env[0].value.workspace_path', "'../../etc/passwd' leaves the workspace");
+    err = await loadFails(makeCore({ 'agent/mcp/m.yaml': mcpStdio('m', '  env:\n    - { name: M, value: { workspace_path: /etc/passwd } }\n') }));
+    hasIssue(err, 'agent/mcp/m.yaml', 'transport.env[0].value.workspace_path', 'is absolute');
+    // A directory on the way that is a symlink out of the workspace: the file does not exist yet.
+    const outside = makeTempDir('outside-');
+    const linked = makeCore({ 'agent/mcp/m.yaml': mcpStdio('m', '  env:\n    - { name: M, value: { workspace_path: escape/new.jsonl } }\n') });
+    fs.symlinkSync(outside, path.join(linked, 'escape'));
+    err = await loadFails(linked);
+    hasIssue(err, 'agent/mcp/m.yaml', 'transport.env[0].value.workspace_path', 'resolves through a symlink', 'outside the workspace');
+  });
+
   it('refuses duplicate server names, naming the first file', async () => {
     const err = await loadFails(makeCore({ 'agent/mcp/a.yaml': mcpStdio('github'), 'agent/mcp/b.yaml': mcpStdio('github') }));
     hasIssue(err, 'agent/mcp/b.yaml', 'name', "server name 'github' is already declared in agent/mcp/a.yaml", 'rename one of them');
@@ -298,7 +316,7 @@ describe('MCP declarations', () => {
   it('refuses bad env and header values with their index', async () => {
     const env = '  env:\n    - { name: A, value: x }\n    - { name: B, value: { secret: TOKEN } }\n    - { name: C, value: [1] }\n    - { name: A, value: y }\n';
     let err = await loadFails(makeCore({ 'agent/mcp/e.yaml': mcpStdio('e', env) }));
-    hasIssue(err, 'agent/mcp/e.yaml', 'transport.env[2].value', 'must be a literal string or { secret: NAME }');
+    hasIssue(err, 'agent/mcp/e.yaml', 'transport.env[2].value', 'must be a literal string, { secret: NAME } or { workspace_path: REL }', '{ workspace_path: data/file.json }');
     hasIssue(err, 'agent/mcp/e.yaml', 'transport.env[3].name', "'A' is set twice");
     const http = "name: h\ntransport:\n  type: http\n  url: 'https://user:pw@mcp.example.com/'\n  headers:\n    - { name: Authorization, value: { secret: 'bad-name' } }\n";
     err = await loadFails(makeCore({ 'agent/mcp/h.yaml': http }));

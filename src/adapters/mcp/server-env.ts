@@ -33,6 +33,10 @@ export async function resolveServerEnv(d: McpDeclaration, resolver: McpEnvResolv
       set(e.name, e.value);
       continue;
     }
+    if (!('secret' in e.value)) {
+      // The loader makes every { workspace_path } an absolute literal; a declaration built elsewhere must too.
+      throw new McpError('MCP_ENV_DENIED', d.name, `${where}: workspace_path '${e.value.workspace_path}' was not resolved by the core loader; nothing was started`);
+    }
     const secret = e.value.secret;
     const forbidden = forbiddenTargetReason(e.name);
     if (forbidden !== null) throw new McpError('MCP_ENV_DENIED', d.name, `${where}: secret ${secret} cannot be bound to ${e.name}: it ${forbidden}`);

@@ -2,8 +2,8 @@
 // crash, hang, stream progress, or answer with huge and binary results.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { tempDir, waitFor } from '../../helpers/procs.js';
 import { declaration, fixtureDecl, mcpSuite, NPM_SERVER, RecordingApprover } from './mcp-fixture.js';
 
@@ -85,6 +85,18 @@ describe('MCP calls', { skip: process.platform !== 'linux' && 'fixtures use POSI
     assert.match(graph.views.model.content, /owns every effect/);
     assert.equal(approver.asked.length, 1, 'read_graph is auto by its per-tool override');
     assert.match(readFileSync(memFile, 'utf8'), /supervisor/);
+  });
+
+  test('server-memory with { workspace_path }: the graph is written in the workspace, not in node_modules', async () => {
+    const core = await s.core({
+      'agent/mcp/memory.yaml': declaration('memory', [NPM_SERVER('memory')], `  env: [{ name: MEMORY_FILE_PATH, value: { workspace_path: graph.jsonl } }]\napproval:\n  connect: auto\n  call: auto`),
+    });
+    const inPackage = join(dirname(NPM_SERVER('memory')), 'graph.jsonl');
+    const { call } = await s.session(core, s.manager());
+    const created = await call('memory_create_entities', { entities: [{ name: 'workspace', entityType: 'place', observations: ['kept here'] }] });
+    assert.ok(created.ok && !created.isError, JSON.stringify(created.views.model));
+    assert.match(readFileSync(join(core.workspace, 'graph.jsonl'), 'utf8'), /kept here/);
+    assert.equal(existsSync(inPackage), false, `nothing written into the package at ${inPackage}`);
   });
 
   test('server-filesystem rooted in a temp workspace: inside works, outside is refused by the server', async () => {
