@@ -7,6 +7,9 @@ import { debuglog } from 'node:util';
 /** Created once: debuglog reads NODE_DEBUG when the section is first used. */
 const debug = debuglog('supervisor');
 
+/** The section's logger itself (printf-style, formats only when enabled), for the supervisor's other layers. */
+export const supervisorDebug = debug;
+
 export type DebugFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
 /**
