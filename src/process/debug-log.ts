@@ -30,7 +30,7 @@ export function debugTree(event: string, spawnId: string, pid: number | undefine
   if (fields) {
     for (const k of Object.keys(fields)) {
       const v = fields[k];
-      if (v !== undefined) line += ` ${k}=${word(v)}`;
+      if (v !== undefined) line += ` ${k}=${logValue(v)}`;
     }
   }
   debug('%s', line);
@@ -53,7 +53,8 @@ export function commandName(command: string): string {
   return i >= 0 && i < command.length - 1 ? command.slice(i + 1) : command;
 }
 
-function word(v: string | number | boolean | null): string {
+/** A field value as it is printed: bare, or quoted with control, format and bidi characters escaped. */
+export function logValue(v: string | number | boolean | null): string {
   const s = String(v);
   if (s !== '' && !/[\s"\\=\p{Cc}\p{Cf}]/u.test(s)) return s;
   // Control, format and bidi characters as \uXXXX, so a name cannot forge or hide a line.

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { commandName, logValue, pidList } from '../../src/process/debug-log.js';
 import { alive, killMarked, markedPids, tempDir } from '../helpers/procs.js';
 
 const scenario = fileURLToPath(new URL('../scenarios/debug-log-tree.js', import.meta.url));
@@ -115,5 +116,26 @@ describe('NODE_DEBUG=supervisor', { skip: process.platform !== 'linux' }, () => 
       assert.doesNotMatch(stderr, /^SUPERVISOR \d+:/m);
       assert.ok(!stderr.includes(r.spawnId), `no line names the tree:\n${stderr}`);
     }
+  });
+});
+
+describe('debug log fields', () => {
+  test('a value cannot break a line, forge a field or hide behind bidi controls', () => {
+    assert.equal(logValue('sh'), 'sh');
+    assert.equal(logValue(null), 'null');
+    assert.equal(logValue(''), '""');
+    assert.equal(logValue('my tool'), '"my tool"');
+    assert.equal(logValue('a\nSUPERVISOR 1: spawn'), '"a\\u000aSUPERVISOR 1: spawn"');
+    assert.equal(logValue('x=1'), '"x=1"');
+    assert.equal(logValue('evil\u202etxt.sh'), '"evil\\u202etxt.sh"');
+  });
+
+  test('a command is logged by its name, a sweep by its first eight pids', () => {
+    assert.equal(commandName('/usr/bin/python3'), 'python3');
+    assert.equal(commandName('C:\\tools\\node.exe'), 'node.exe');
+    assert.equal(commandName('sh'), 'sh');
+    assert.equal(pidList([]), '-');
+    assert.equal(pidList([1, 2, 3].map((pid) => ({ pid }))), '1,2,3');
+    assert.equal(pidList(Array.from({ length: 20 }, (_, i) => ({ pid: 100 + i }))), '100,101,102,103,104,105,106,107,+12');
   });
 });
