@@ -99,9 +99,9 @@ export interface ProcessPlatform {
   /**
    * Reaps, one pid at a time, zombies that this process adopted as subreaper and that were seen
    * as members of a tree. Never waits on `exclude` (live leaders Node itself will reap).
-   * Returns how many are still waiting to be reaped.
+   * Returns how many are still waiting to be reaped. `tree` only names the tree in the debug log.
    */
-  reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>): number;
+  reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>, tree?: Pick<TreeIdentity, 'spawnId' | 'pid'>): number;
   /** Frees per-tree OS resources (the cgroup directory). */
   releaseTree(tree: TreeIdentity): void;
 }

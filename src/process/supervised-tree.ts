@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { SpawnRecordStore } from '../store/spawn-records.js';
 import { isLiveRedaction, LiveStreamRedactor, RedactionPatterns, StreamRedactor, type ChunkRedactor, type LiveRedaction as LiveRedactionSource } from '../redaction/index.js';
 import { artifactPath, createArtifactDir } from './artifacts.js';
+import { commandName, debugOn, debugTree } from './debug-log.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
 import { StreamCapture } from './output-capture.js';
@@ -54,6 +55,8 @@ export function serializeMarker(m: StartMarker): string {
 }
 
 type StopReason = 'cancelled' | 'timeout' | 'failed';
+/** How the leader was started, for the debug log: posix_spawn on a thread, on the main thread, or Node's spawn(). */
+type SpawnPath = 'posix_spawn-thread' | 'posix_spawn-main' | 'node';
 
 export class LiveTree implements SupervisedTree {
   readonly spawnId: string;
@@ -88,6 +91,7 @@ export class LiveTree implements SupervisedTree {
   /** start(): the leader is spawned off the event loop after a `starting` record (decision 59). */
   private readonly recordedStarting: boolean;
   private spawnFailure: Error | null = null;
+  private spawnPath: SpawnPath = 'node';
   private finished = false;
   private timer: NodeJS.Timeout | undefined;
 
@@ -180,8 +184,10 @@ export class LiveTree implements SupervisedTree {
     }
     let child: ChildProcess | SpawnedLeader;
     try {
+      const native = (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env }) : null) ?? null;
+      if (native) this.spawnPath = 'posix_spawn-main';
       child =
-        (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env }) : null) ??
+        native ??
         spawn(prepared.command, prepared.args, {
           cwd,
           env,
@@ -190,6 +196,7 @@ export class LiveTree implements SupervisedTree {
           windowsHide: true,
         });
     } catch (cause) {
+      if (debugOn()) debugTree('spawn-failed', spawnId, undefined, { cmd: commandName(opts.command), error: (cause as NodeJS.ErrnoException).code ?? 'spawn' });
       this.abandon();
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
     }
@@ -209,8 +216,16 @@ export class LiveTree implements SupervisedTree {
     starting?.add(tree);
     try {
       const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env });
-      child = p ? await p : (ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env }) ?? tree.nodeSpawn());
+      if (p) {
+        child = await p;
+        tree.spawnPath = 'posix_spawn-thread';
+      } else {
+        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env }) ?? null;
+        if (native) tree.spawnPath = 'posix_spawn-main';
+        child = native ?? tree.nodeSpawn();
+      }
     } catch (cause) {
+      if (debugOn()) debugTree('spawn-failed', tree.spawnId, undefined, { cmd: commandName(opts.command), error: (cause as NodeJS.ErrnoException).code ?? 'spawn' });
       tree.abandon();
       tree.finishQuietly('failed', `spawn failed: ${(cause as Error).message}`);
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
@@ -220,6 +235,7 @@ export class LiveTree implements SupervisedTree {
     if (tree.killedWhileStarting) {
       // killStartingSync ran while the spawn was on its thread. The leader is unreaped (nothing
       // reaps it before its NativeChild does), so this KILL cannot reach a stranger.
+      if (debugOn()) debugTree('signal', tree.spawnId, child.pid, { sig: 'KILL', via: 'leader', why: 'killed-while-starting' });
       child.kill('SIGKILL');
       tree.abandon();
       throw new SpawnError('SPAWN_FAILED', 'the supervisor was shut down while the tree was starting; it was killed');
@@ -249,6 +265,7 @@ export class LiveTree implements SupervisedTree {
     // before its NativeChild exists would let that pid be reused under it. Every member seen is
     // left to its own reaper (the leader's NativeChild; orphans, once this process exits, to init).
     const report = killTreeSync({ platform: this.ctx.platform, tree: identity, leaderHeld: () => false, leaders: () => new Set(this.seen.keys()), seen: this.seen, tally: this.tally });
+    if (debugOn()) debugTree('force-kill', this.spawnId, undefined, { starting: true, descendants: report.descendants, survivors: report.survivors });
     // If the write fails the record stays `starting`: the next reconcile resolves it by cgroup and marker.
     recordForcedKill(this.ctx.records, this.spawnId, `while the tree was starting: ${report.descendants} process(es), ${report.survivors} survivor(s)`);
     return report;
@@ -291,6 +308,7 @@ export class LiveTree implements SupervisedTree {
         ctx.platform.adopt(spawnId, child as ChildProcess);
       } catch (cause) {
         // The command has not run yet (the launcher waits for adoption): end it and refuse.
+        if (debugOn()) debugTree('signal', spawnId, child.pid, { sig: 'KILL', via: 'leader', why: 'adopt-failed' });
         child.kill('SIGKILL');
         this.abandon();
         throw new SpawnError('SPAWN_FAILED', `the tree could not be put under supervision: ${(cause as Error).message}`, { cause });
@@ -336,11 +354,15 @@ export class LiveTree implements SupervisedTree {
       // adopted-orphan reaping would take its exit status from Node, whose handle would then keep
       // the event loop alive forever.
       const leaders = (): ReadonlySet<number> => new Set([...ctx.leaders(), this.pid]);
+      if (debugOn()) debugTree('spawn-refused', spawnId, this.pid, { why: 'record-write-failed', path: this.spawnPath, cmd: commandName(opts.command) });
       killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders, seen: this.seen, tally: this.tally });
       ctx.platform.releaseTree(this.identity);
       void this.captures.stdout.end();
       void this.captures.stderr.end();
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
+    }
+    if (debugOn()) {
+      debugTree('spawn', spawnId, this.pid, { pgid: this.pgid, sid: this.sid, cgroup: this.cgroup ?? undefined, path: this.spawnPath, cmd: commandName(opts.command) });
     }
     this.stdin = child.stdin ?? null;
     this.channel = channelFd >= 0 ? ((child.stdio[channelFd] as Duplex | null | undefined) ?? null) : null;
@@ -349,6 +371,7 @@ export class LiveTree implements SupervisedTree {
 
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
+        if (debugOn()) debugTree('reap', spawnId, this.pid, { who: 'leader', code, signal });
         this.exitInfo = { code, signal };
         resolve();
       });
@@ -396,6 +419,7 @@ export class LiveTree implements SupervisedTree {
     });
     // The process is about to exit: the record must not wait for a run() that will never finish.
     // If the write fails the record stays `running`: the next start reconciles it.
+    if (debugOn()) debugTree('force-kill', this.spawnId, this.pid, { descendants: report.descendants, survivors: report.survivors });
     if (!this.finished) recordForcedKill(this.ctx.records, this.spawnId, `${report.descendants} descendant(s), ${report.survivors} survivor(s)`);
     return report;
   }
@@ -431,10 +455,12 @@ export class LiveTree implements SupervisedTree {
       // Grandchildren may still hold the pipes: drain, but only for so long.
       await settlesWithin(Promise.race([this.pipesClosed, this.stopRequested]), this.opts.drainAfterExitMs ?? DEFAULT_DRAIN_AFTER_EXIT_MS);
     }
+    const graceMs = this.opts.graceMs ?? DEFAULT_GRACE_MS;
+    if (debugOn()) debugTree('stop', this.spawnId, this.pid, { reason: stoppedFirst ?? 'exited', grace: graceMs });
     const killed = await terminateTree({
       platform: this.ctx.platform,
       tree: this.identity,
-      graceMs: this.opts.graceMs ?? DEFAULT_GRACE_MS,
+      graceMs,
       leaderHeld: () => this.leaderHeld,
       leaders: () => this.ctx.leaders(),
       seen: this.seen,
@@ -494,6 +520,18 @@ export class LiveTree implements SupervisedTree {
     } catch (cause) {
       // The tree is gone either way; a record left `running` is marked interrupted by the next start.
       outcome.error ??= { code: 'STORE_WRITE_FAILED', message: `the spawn record could not be finalized: ${(cause as Error).message}` };
+    }
+    if (debugOn()) {
+      debugTree('end', this.spawnId, this.pid, {
+        reason,
+        code: outcome.exitCode,
+        signal: outcome.signal,
+        descendants: killed.descendants,
+        escapees: killed.escapees,
+        survivors: killed.survivors,
+        ms: outcome.durationMs,
+        error: outcome.error?.code,
+      });
     }
     this.finished = true;
     this.ctx.settled(this);

@@ -5,6 +5,7 @@ import { openStore, type Database } from '../store/database.js';
 import { ensurePrivateDir } from '../store/private-files.js';
 import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
 import { reconcileDeadOwners, type InterruptedSession } from '../store/owner-reconcile.js';
+import { commandName, debugOn, debugTree } from './debug-log.js';
 import { SpawnError } from './errors.js';
 import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
 import { platformFor } from './platform-select.js';
@@ -207,6 +208,7 @@ export class ProcessSupervisor {
       report.checked++;
       if (this.ownerAlive(rec)) {
         report.skippedLiveOwner++;
+        if (debugOn()) debugTree('reconcile', rec.spawnId, rec.pid, { owner: rec.ownerPid, owner_alive: true, action: 'skip' });
         continue;
       }
       const marker = parseMarker(rec.startMarker);
@@ -240,6 +242,9 @@ export class ProcessSupervisor {
         endedAt: Date.now(),
         detail: `owner pid ${rec.ownerPid} died${starting ? ' while the tree was starting' : ''}; reconciled by pid ${process.pid}: ${killed} process(es) killed${sameBoot ? '' : ' (different boot: nothing left to kill)'}`,
       });
+      if (debugOn()) {
+        debugTree('reconcile', rec.spawnId, rec.pid, { owner: rec.ownerPid, owner_alive: false, starting, same_boot: sameBoot, leader_matched: leaderMatched, killed, cmd: commandName(rec.command) });
+      }
       report.interrupted.push({ spawnId: rec.spawnId, pid: rec.pid, command: rec.command, killed, leaderMatched, sameBoot });
     }
     const rows = reconcileDeadOwners(this.db, (pid, marker) => this.processAlive(pid, marker), process.pid);

@@ -1,6 +1,7 @@
 // The termination ladder: TERM to the whole tree, wait the grace, then KILL rounds until a sweep
 // finds nothing, then reap what we adopted. Platform-neutral: the platform supplies the primitives.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { debugOn, debugTree, pidList } from './debug-log.js';
 import type { ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
 import type { KillReport } from './types.js';
 
@@ -40,26 +41,39 @@ export async function terminateTree(o: LadderOptions): Promise<KillReport> {
   const signalTree = (signal: 'SIGTERM' | 'SIGKILL'): Promise<TreeMember[]> | TreeMember[] =>
     platform.signalTreeAsync ? platform.signalTreeAsync(tree, signal, o.leaderHeld, seen) : platform.signalTree(tree, signal, o.leaderHeld(), seen);
   const members = (): Promise<TreeMember[]> | TreeMember[] => (platform.membersAsync ? platform.membersAsync(tree, o.leaderHeld, seen) : platform.members(tree, o.leaderHeld(), seen));
+  const t0 = Date.now();
   let live = note(await signalTree('SIGTERM'));
+  if (debugOn()) sweepLine(tree, 'term', live);
   if (live.length > 0) {
     const deadline = Date.now() + o.graceMs;
     while (Date.now() < deadline) {
       await sleep(Math.max(1, Math.min(pollMs, deadline - Date.now())));
-      platform.reapAdopted(seen, o.leaders());
+      platform.reapAdopted(seen, o.leaders(), tree);
+      const before = live.length;
       live = note(await members());
+      // The grace is polled every few ms: a line only when the count changes.
+      if (debugOn() && live.length !== before) sweepLine(tree, 'grace', live);
       if (live.length === 0) break;
     }
+    if (live.length > 0 && debugOn()) debugTree('escalate', tree.spawnId, tree.pid, { after: `${Date.now() - t0}ms`, grace: o.graceMs, left: live.length, pids: pidList(live) });
   }
   const killDeadline = Date.now() + (o.killPhaseMs ?? 5_000);
   let round = 0;
   for (;;) {
-    if (live.length > 0) live = note(await signalTree('SIGKILL'));
-    const waiting = platform.reapAdopted(seen, o.leaders());
+    if (live.length > 0) {
+      live = note(await signalTree('SIGKILL'));
+      if (debugOn()) sweepLine(tree, 'kill', live, round);
+    }
+    const waiting = platform.reapAdopted(seen, o.leaders(), tree);
     if (live.length === 0 && waiting === 0) break;
-    if (Date.now() >= killDeadline) break;
+    if (Date.now() >= killDeadline) {
+      if (debugOn()) debugTree('kill-deadline', tree.spawnId, tree.pid, { survivors: live.length, unreaped: waiting, pids: pidList(live) });
+      break;
+    }
     // SIGKILL is delivered asynchronously; the first re-checks come fast, then back off.
     await sleep(round++ < 10 ? 1 : pollMs);
     live = note(await members());
+    if (debugOn()) sweepLine(tree, 'kill-check', live, round, waiting);
   }
   return report(tree, o.tally, live);
 }
@@ -69,11 +83,17 @@ export function killTreeSync(o: Omit<LadderOptions, 'graceMs' | 'pollMs' | 'kill
   let live: TreeMember[] = [];
   for (let i = 0; i < rounds; i++) {
     live = o.platform.signalTree(o.tree, 'SIGKILL', o.leaderHeld(), o.seen);
+    if (debugOn()) sweepLine(o.tree, 'sync-kill', live, i);
     for (const m of live) if (!o.tally.has(`${m.pid}:${m.startTime}`)) o.tally.set(`${m.pid}:${m.startTime}`, m);
-    o.platform.reapAdopted(o.seen, o.leaders());
+    o.platform.reapAdopted(o.seen, o.leaders(), o.tree);
     if (live.length === 0) break;
   }
   return report(o.tree, o.tally, live);
+}
+
+/** `sweep <id> pid=<leader> phase=… found=<live members> pids=…`: one enumeration of the tree. */
+function sweepLine(tree: TreeIdentity, phase: string, live: readonly TreeMember[], round?: number, unreaped?: number): void {
+  debugTree('sweep', tree.spawnId, tree.pid, { phase, round, found: live.length, unreaped: unreaped || undefined, pids: pidList(live) });
 }
 
 function report(tree: TreeIdentity, tally: Map<string, TreeMember>, live: TreeMember[]): KillReport {

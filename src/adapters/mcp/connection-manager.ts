@@ -5,7 +5,6 @@
 // operations, each bounded by its connect timeout; the names are assembled deterministically last.
 import type { DiscoveredMcpTool } from '../../core/index.js';
 import { createHash } from 'node:crypto';
-import { debuglog } from 'node:util';
 import { compileInputSchema, deepFreeze, type CoreSnapshot, type McpDeclaration } from '../../core/index.js';
 import {
   approvalKey,
@@ -18,6 +17,7 @@ import {
   type CapabilitySnapshot,
 } from '../../policy/index.js';
 import type { ProcessSupervisor } from '../../process/index.js';
+import { supervisorDebug as debug } from '../../process/debug-log.js';
 import { McpConnection } from './connection.js';
 import { declarationFingerprint } from './declaration.js';
 import { resolveServerEnv, resolveServerHeaders, type McpEnvResolver } from './server-env.js';
@@ -25,8 +25,6 @@ import { McpError } from './errors.js';
 import { registerConnection, unregisterConnection } from './live-connections.js';
 import { mcpToolName, toolFilter } from './names.js';
 import { Semaphore } from './semaphore.js';
-
-const debug = debuglog('supervisor');
 
 export const DEFAULT_MAX_CONCURRENT = 4;
 export const DEFAULT_FAILURE_TTL_MS = 30_000;

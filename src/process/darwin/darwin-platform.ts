@@ -6,6 +6,7 @@
 //
 // All OS access goes through a DarwinProcessSource (libproc through ffi-rs, or `ps`), chosen on
 // first use; tests inject a fake one, so this file runs anywhere but touches the OS only on macOS.
+import { debugOn, debugTree } from '../debug-log.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
 import type { StartMarker } from '../types.js';
 import { sameStart, startedBefore } from './proc-info.js';
@@ -73,10 +74,15 @@ export class DarwinPlatform implements ProcessPlatform {
     // Enumerate before signalling, so what the signal kills is still counted.
     const live = this.scan(tree, leaderHeld, seen);
     // While Node has not reaped the leader, its pid (and so the group id) cannot be reused.
-    if (leaderHeld && tree.pgid > LAUNCHD_PID) this.source.kill(-tree.pgid, signal);
+    const sig = signal === 'SIGKILL' ? 'KILL' : 'TERM';
+    if (leaderHeld && tree.pgid > LAUNCHD_PID) {
+      const sent = this.source.kill(-tree.pgid, signal);
+      if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: 'group', pgid: tree.pgid, sent });
+    }
     for (const m of live) {
       if (m.pid === tree.pid && leaderHeld) continue; // already reached through the group
-      this.signalVerified(m.pid, m.startTime, signal);
+      const sent = this.signalVerified(m.pid, m.startTime, signal);
+      if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: 'verified-pid', target: m.pid, sent });
     }
     return live;
   }

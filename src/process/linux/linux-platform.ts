@@ -9,6 +9,7 @@ import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeade
 import { spawnNative, spawnNativeAsync } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
+import { debugOn, debugTree } from '../debug-log.js';
 import { bootId, listPids, pruneMarkerCache, readStat, spawnMarkersOf, startTimeOf, type ProcStat } from './procfs.js';
 import {
   cgroupEntryWrapper,
@@ -94,7 +95,7 @@ export class LinuxPlatform implements ProcessPlatform {
     return live;
   }
 
-  reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>): number {
+  reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>, tree?: Pick<TreeIdentity, 'spawnId' | 'pid'>): number {
     if (!this.caps?.subreaper) return 0;
     let waiting = 0;
     for (const [pid, m] of seen) {
@@ -107,6 +108,15 @@ export class LinuxPlatform implements ProcessPlatform {
       if (st.ppid !== process.pid) continue; // someone else's to reap (a member parent, or init)
       if (st.state !== 'Z') {
         waiting++;
+        continue;
+      }
+      if (debugOn()) {
+        // The status is read only for the log; otherwise the plain reap.
+        const r = libc.waitpidStatusNoHang(pid);
+        if (r.reaped || r.errno === libc.ECHILD) {
+          seen.delete(pid);
+          debugTree('reap', tree?.spawnId ?? '-', tree?.pid, { who: pid, code: r.code, signal: r.signal === null ? null : (signalNames.get(r.signal) ?? r.signal), echild: r.reaped ? undefined : true });
+        } else waiting++;
         continue;
       }
       const r = libc.waitpidNoHang(pid);
@@ -159,25 +169,31 @@ export class LinuxPlatform implements ProcessPlatform {
   }
 
   private signalMembers(tree: TreeIdentity, live: readonly TreeMember[], signo: number, signal: 'SIGTERM' | 'SIGKILL', leaderHeld: boolean): void {
+    const sig = signal === 'SIGKILL' ? 'KILL' : 'TERM';
     // cgroup.kill reaches every member at once, forks in flight included.
     if (signal === 'SIGKILL' && tree.cgroup) {
       try {
         killCgroup(tree.cgroup);
-      } catch {
+        if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: 'cgroup.kill' });
+      } catch (err) {
         // The cgroup may already be gone with its last member; the sweep below still runs.
+        if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: 'cgroup.kill', error: (err as NodeJS.ErrnoException).code ?? 'failed' });
       }
     }
     // While Node has not reaped the leader, its pid (and so the group id) cannot be reused.
     if (leaderHeld) {
       try {
         process.kill(-tree.pgid, signal);
-      } catch {
+        if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: 'group', pgid: tree.pgid });
+      } catch (err) {
         // ESRCH: the group is empty.
+        if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: 'group', pgid: tree.pgid, error: (err as NodeJS.ErrnoException).code ?? 'failed' });
       }
     }
     for (const m of live) {
       if (m.pid === tree.pid && leaderHeld) continue; // already reached through the group
-      this.signalVerified(m.pid, m.startTime, signo);
+      const sent = this.signalVerified(m.pid, m.startTime, signo);
+      if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig, via: this.caps?.pidfd ? 'pidfd' : 'verified-pid', target: m.pid, sent });
     }
   }
 
@@ -309,6 +325,7 @@ export class LinuxPlatform implements ProcessPlatform {
         }
       }
       const live: TreeMember[] = [];
+      const logging = debugOn();
       for (const st of members.values()) {
         const leftSession = st.pid !== tree.pid && st.session !== tree.sid;
         const m: TreeMember = {
@@ -318,7 +335,12 @@ export class LinuxPlatform implements ProcessPlatform {
           leftSession,
         };
         const prev = seen.get(st.pid);
-        if (prev && prev.startTime === st.startTime) m.escapee ||= prev.escapee;
+        const same = prev !== undefined && prev.startTime === st.startTime;
+        // First sighting of an escapee (or an old member becoming one): adopted into this tree.
+        if (logging && m.escapee && !(same && prev.escapee)) {
+          debugTree('adopt', tree.spawnId, tree.pid, { member: st.pid, ppid: st.ppid === process.pid ? 'self' : st.ppid, left_session: leftSession });
+        }
+        if (same) m.escapee ||= prev.escapee;
         seen.set(st.pid, m);
         live.push(m);
       }
@@ -327,6 +349,8 @@ export class LinuxPlatform implements ProcessPlatform {
     return { visit, finish };
   }
 }
+
+const signalNames = new Map<number, string>(Object.entries(constants.signals).map(([k, v]) => [v, k]));
 
 interface WalkRequest {
   tree: TreeIdentity;

@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as k32 from '../../../native-helpers/kernel32.js';
+import { debugOn, debugTree } from '../debug-log.js';
 import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
 import type { StartMarker } from '../types.js';
 
@@ -102,9 +103,13 @@ export class Win32Platform implements ProcessPlatform {
     if (signal !== 'SIGKILL') return live;
     const state = this.jobs.get(tree.spawnId);
     if (state) {
-      k32.terminateJobObject(state.job, JOB_KILL_EXIT_CODE);
+      const sent = k32.terminateJobObject(state.job, JOB_KILL_EXIT_CODE);
+      if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig: 'KILL', via: 'job', found: live.length, sent });
     } else {
-      for (const m of live) withProcess(m.pid, (h) => k32.processCreationTime(h)?.toString() === m.startTime && k32.terminateProcess(h, JOB_KILL_EXIT_CODE));
+      for (const m of live) {
+        const sent = withProcess(m.pid, (h) => k32.processCreationTime(h)?.toString() === m.startTime && k32.terminateProcess(h, JOB_KILL_EXIT_CODE));
+        if (debugOn()) debugTree('signal', tree.spawnId, tree.pid, { sig: 'KILL', via: 'verified-pid', target: m.pid, sent: sent === true });
+      }
     }
     return live;
   }
