@@ -110,18 +110,13 @@ export class LinuxPlatform implements ProcessPlatform {
         waiting++;
         continue;
       }
-      if (debugOn()) {
-        // The status is read only for the log; otherwise the plain reap.
-        const r = libc.waitpidStatusNoHang(pid);
-        if (r.reaped || r.errno === libc.ECHILD) {
-          seen.delete(pid);
-          debugTree('reap', tree?.spawnId ?? '-', tree?.pid, { who: pid, code: r.code, signal: r.signal === null ? null : (signalNames.get(r.signal) ?? r.signal), echild: r.reaped ? undefined : true });
-        } else waiting++;
+      const r = libc.waitpidStatusNoHang(pid);
+      if (!r.reaped && r.errno !== libc.ECHILD) {
+        waiting++;
         continue;
       }
-      const r = libc.waitpidNoHang(pid);
-      if (r.value === pid || r.errno === libc.ECHILD) seen.delete(pid);
-      else waiting++;
+      seen.delete(pid);
+      if (debugOn()) debugTree('reap', tree?.spawnId ?? '-', tree?.pid, { who: pid, code: r.code, signal: r.signal === null ? null : (signalNames.get(r.signal) ?? r.signal), echild: r.reaped ? undefined : true });
     }
     return waiting;
   }
