@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema|cli] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -16,17 +16,18 @@ import { runKill, type KillResult } from './kill.js';
 import { runMcp, type McpBenchResult } from './mcp.js';
 import { runRedact, type RedactResult } from './redact.js';
 import { runSchema, type SchemaResultBench } from './schema.js';
+import { runCli, type CliResultBench } from './cli.js';
 import { sweep } from './procs.js';
 import { runSandbox, type SandboxBenchResult } from './sandbox.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { runTasks, type TasksResultBench } from './tasks.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox' | 'schema';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox', 'schema'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox' | 'schema' | 'cli';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox', 'schema', 'cli'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema|cli] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -249,6 +250,15 @@ function mcpTable(r: McpBenchResult): string {
   ].join('\n');
 }
 
+function cliTable(r: CliResultBench): string {
+  const rows = [
+    ['command (a fresh process each)', 'median', 'p90', 'x node -e 0', 'target'],
+    ...r.rows.map((x) => [x.name, fmtMs(x.wallMs.median), fmtMs(x.wallMs.p90), fmtRatio(x.ratio), x.target === null ? '-' : `<= ${x.target}x ${x.pass ? 'ok' : 'MISS'}`]),
+    ['supervisor run examples/demo (store already made)', fmtMs(r.demo.wallMs.median), fmtMs(r.demo.wallMs.p90), '-', `<= ${r.demo.targetMs} ms ${r.demo.pass ? 'ok' : 'MISS'}`],
+  ];
+  return table(rows);
+}
+
 function schemaTable(r: SchemaResultBench): string {
   const rows = [['engine', 'input', 'calls', 'longest call', 'max event-loop lag', 'lag p99']];
   for (const x of r.rows) rows.push([x.engine, x.chars === 0 ? '-' : `${x.chars} 'a' + '!'`, String(x.calls), fmtMs(x.maxCallMs), fmtMs(x.maxLagMs), fmtMs(x.p99LagMs)]);
@@ -291,7 +301,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; schema?: SchemaResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; schema?: SchemaResultBench; cli?: CliResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -319,6 +329,9 @@ async function main(): Promise<number> {
         } else if (name === 'authored') {
           out.authored = await runAuthored(ctx);
           text.push(`\n== authored: a no-op authored tool through the whole pipeline vs a bare framed echo  [target: p50 < 1 ms, <= 2x the floor] ${verdict(out.authored.pass)}; thread tier [target: p50 < 0.3 ms] ${verdict(out.authored.threadPass)}\n${authoredTable(out.authored)}`);
+        } else if (name === 'cli') {
+          out.cli = await runCli(ctx);
+          text.push(`\n== cli: cold starts next to node -e 0, alternated  [target: <= 2x node -e 0 at the median; run examples/demo <= 2 s idle] ${verdict(out.cli.pass)}\n${cliTable(out.cli)}`);
         } else if (name === 'schema') {
           out.schema = await runSchema(ctx);
           text.push(`\n== schema: event-loop lag while '^(a+)+$' is validated through EffectRuntime  [target: longest call and lag p99 < ${out.schema.target} ms] ${verdict(out.schema.pass)}\n${schemaTable(out.schema)}`);
@@ -363,7 +376,7 @@ async function main(): Promise<number> {
   );
   if (leaked.length > 0) failed = true;
   meta.durationS = Math.round((Date.now() - t0) / 100) / 10;
-  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp, out.sandbox, out.schema].filter((x) => x !== undefined);
+  const results = [out.spawn, out.kill, out.drain, out.effect, out.redact, out.authored, out.tasks, out.mcp, out.sandbox, out.schema, out.cli].filter((x) => x !== undefined);
   out.pass = !failed && results.every((r) => r.pass);
   text.push(`overall: ${out.pass ? 'PASS' : 'MISS'} (${meta.durationS} s)`);
 
