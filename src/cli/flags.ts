@@ -1,5 +1,8 @@
-// A small flag parser for the core commands: booleans, single values, repeatable values and
-// positionals; `--name=value` and `--name value` both work; `--` ends the flags.
+// The core commands' flags: booleans, single values, repeatable values and positionals;
+// `--name=value` and `--name value` both work; `--` ends the flags. Node's util.parseArgs does the
+// tokenizing; this file keeps the rules and the messages (a value may look like a flag, a single
+// dash is a positional, a single value given twice is refused).
+import { parseArgs } from 'node:util';
 import { UsageError } from './usage.js';
 
 export interface FlagSpec {
@@ -16,41 +19,44 @@ export interface ParsedFlags {
   positionals: string[];
 }
 
+type OptionSpec = { type: 'boolean' | 'string'; multiple?: boolean };
+
 export function parseFlags(argv: readonly string[], spec: FlagSpec, command: string): ParsedFlags {
   const out: ParsedFlags = { help: false, bool: new Set(), value: new Map(), multi: new Map(), positionals: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      out.positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (arg === '-h' || arg === '--help') {
-      out.help = true;
-      continue;
-    }
-    if (!arg.startsWith('--')) {
-      out.positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
-    const take = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`--${name} needs a value; see supervisor ${command} --help`);
-      return v;
-    };
-    if (spec.bool?.includes(name)) {
-      if (inline !== undefined) throw new UsageError(`--${name} takes no value`);
-      out.bool.add(name);
-    } else if (spec.value?.includes(name)) {
-      if (out.value.has(name)) throw new UsageError(`--${name} given twice`);
-      out.value.set(name, take());
-    } else if (spec.multi?.includes(name)) {
-      out.multi.set(name, [...(out.multi.get(name) ?? []), take()]);
-    } else {
-      throw new UsageError(`unknown option --${name} for ${command}; see supervisor ${command} --help`);
-    }
+  const options: Record<string, OptionSpec> = {};
+  for (const name of spec.bool ?? []) options[name] = { type: 'boolean' };
+  for (const name of spec.value ?? []) options[name] = { type: 'string' };
+  for (const name of spec.multi ?? []) options[name] = { type: 'string', multiple: true };
+  // Not strict: unknown flags and dash-led values come back as tokens, judged below.
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  let lastShortIndex = -1;
+  for (const t of tokens) {
+    if (t.kind === 'positional') out.positionals.push(t.value);
+    else if (t.kind === 'option-terminator') continue;
+    else if (t.rawName === '-h' || t.rawName === '--help') out.help = true;
+    else if (!t.rawName.startsWith('--')) {
+      // -x, -5, -abc (one token per letter, same index): not flags here, one positional each.
+      if (t.index !== lastShortIndex) out.positionals.push(argv[t.index]!);
+      lastShortIndex = t.index;
+    } else takeOption(out, spec, command, t.name, t.value, t.inlineValue === true);
   }
   return out;
+}
+
+function takeOption(out: ParsedFlags, spec: FlagSpec, command: string, name: string, value: string | undefined, inline: boolean): void {
+  const needValue = (): string => {
+    if (value === undefined) throw new UsageError(`--${name} needs a value; see supervisor ${command} --help`);
+    return value;
+  };
+  if (spec.bool?.includes(name)) {
+    if (inline) throw new UsageError(`--${name} takes no value`);
+    out.bool.add(name);
+  } else if (spec.value?.includes(name)) {
+    if (out.value.has(name)) throw new UsageError(`--${name} given twice`);
+    out.value.set(name, needValue());
+  } else if (spec.multi?.includes(name)) {
+    out.multi.set(name, [...(out.multi.get(name) ?? []), needValue()]);
+  } else {
+    throw new UsageError(`unknown option --${name} for ${command}; see supervisor ${command} --help`);
+  }
 }
