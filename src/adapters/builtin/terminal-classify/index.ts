@@ -9,16 +9,9 @@
 // directory on PATH). cmd.exe quotes differently ('a & b' is two commands there), so a Windows
 // caller must not rely on a 'read-only' verdict from this module.
 import { posix } from 'node:path';
+import { other, projectCode, readOnly, show, type CommandClass, type CommandKind, type Verdict } from './verdict.js';
 
-export type CommandKind = 'read-only' | 'project-code' | 'other';
-
-export type CommandClass = {
-  kind: CommandKind;
-  /** A short human sentence saying why; for 'other', the first part that failed. */
-  reason: string;
-  /** Each simple command as written (words joined by one space), for the audit view. */
-  parts: string[];
-};
+export type { CommandClass, CommandKind };
 
 export interface ClassifyOptions {
   /** Absolute workspace root; workspace scripts are recognized by lexical containment only. */
@@ -327,12 +320,6 @@ function splitParts(tokens: Token[]): Word[][] {
 
 // ---------------------------------------------------------------------------------------------
 // Classification
-
-type Verdict = { kind: CommandKind; reason: string };
-
-const other = (reason: string): Verdict => ({ kind: 'other', reason });
-const readOnly = (reason: string): Verdict => ({ kind: 'read-only', reason });
-const projectCode = (reason: string): Verdict => ({ kind: 'project-code', reason });
 
 function classifyScript(command: string, workspace: string | undefined, depth: number): CommandClass {
   const refused = (reason: string): CommandClass => ({ kind: 'other', reason, parts: [] });
@@ -854,9 +841,3 @@ const RUNNERS = new Map<string, Runner>([
   ['eslint', anyArgs('eslint')],
   ['prettier', anyArgs('prettier')],
 ]);
-
-/** Quotes a fragment for a reason string, cut short so a hostile command cannot flood the audit. */
-function show(s: string, max = 40): string {
-  const cut = s.length > max ? `${s.slice(0, max)}…` : s;
-  return `'${cut}'`;
-}
