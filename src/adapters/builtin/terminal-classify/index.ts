@@ -8,9 +8,9 @@
 // or bash with the supervisor's allowlisted environment (no aliases, no BASH_ENV, no workspace
 // directory on PATH). cmd.exe quotes differently ('a & b' is two commands there), so a Windows
 // caller must not rely on a 'read-only' verdict from this module.
-import { posix } from 'node:path';
 import { other, projectCode, readOnly, show, type CommandClass, type CommandKind, type Verdict } from './verdict.js';
 import { Refusal, splitParts, tokenize, type Word } from './tokenizer.js';
+import { insideWorkspace, projectArgProblem } from './workspace.js';
 
 export type { CommandClass, CommandKind };
 
@@ -136,38 +136,6 @@ function classifyShell(name: string, args: Word[], workspace: string | undefined
   const outside = projectArgProblem(args.slice(1), workspace);
   if (outside !== null) return other(`${name}: ${outside}`);
   return projectCode(`${name} ${show(first.text)} runs a workspace script`);
-}
-
-/**
- * Lexical containment only (no realpath): a relative path must not climb out with `..` (the cwd
- * is already inside the workspace), an absolute one must lie under the workspace root. `~` is
- * someone's home, never the workspace.
- */
-function insideWorkspace(path: string, workspace: string | undefined): boolean {
-  if (path === '' || path.startsWith('~')) return false;
-  if (posix.isAbsolute(path)) {
-    if (workspace === undefined || !posix.isAbsolute(workspace)) return false;
-    const rel = posix.relative(posix.normalize(workspace), posix.normalize(path));
-    return rel !== '' && rel !== '..' && !rel.startsWith('../') && !posix.isAbsolute(rel);
-  }
-  const norm = posix.normalize(path);
-  return norm !== '..' && !norm.startsWith('../');
-}
-
-/** Project code means code from the workspace: refuse remote specifiers and outside paths. */
-function projectArgProblem(args: Word[], workspace: string | undefined): string | null {
-  for (const a of args) {
-    const t = a.text;
-    if (t.includes('://') || /^(?:npm|jsr|github|gitlab|bitbucket|git\+[a-z]+):/i.test(t)) {
-      return `argument ${show(t)} fetches code from outside the workspace`;
-    }
-    const value = t.startsWith('-') && t.includes('=') ? t.slice(t.indexOf('=') + 1) : t;
-    const pathLike = value.startsWith('/') || value.startsWith('~') || value === '..' || value.startsWith('../') || value.includes('/..');
-    if (pathLike && !a.expands && !insideWorkspace(value, workspace)) {
-      return `argument ${show(t)} points outside the workspace`;
-    }
-  }
-  return null;
 }
 
 // ---------------------------------------------------------------------------------------------
