@@ -16,7 +16,7 @@ export const ToolOverrideSchema = z
   })
   .strict();
 
-/** Command classes a core may let dynamic checks approve; see adapters/builtin/terminal-classify.ts. */
+/** Command classes a core may let dynamic checks approve; see adapters/builtin/terminal-classify/. */
 export const AUTO_APPROVE_CLASSES = ['read-only'] as const;
 
 /** The global approval policy: a default plus rules keyed by capability pattern. */

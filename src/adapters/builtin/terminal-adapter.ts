@@ -8,7 +8,7 @@ import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
 import { TaskLimitError } from '../../tasks/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
-import { classifyCommand } from './terminal-classify.js';
+import { classifyCommand } from './terminal-classify/index.js';
 import { preflightTerminal, runTerminal, shellFor, terminalSandboxLaunch, type TerminalInput, type TerminalPrepared } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
 import { existsSync } from 'node:fs';

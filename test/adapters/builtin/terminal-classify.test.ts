@@ -2,7 +2,7 @@
 // an unlisted program, or hide text from the audit view must not come out 'read-only'.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyCommand, type CommandClass } from '../../../src/adapters/builtin/terminal-classify.js';
+import { classifyCommand, type CommandClass } from '../../../src/adapters/builtin/terminal-classify/index.js';
 
 const WS = '/work/ws';
 const kind = (command: string): CommandClass['kind'] => classifyCommand(command, { workspace: WS }).kind;
