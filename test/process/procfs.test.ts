@@ -53,6 +53,24 @@ describe('procfs reads for tree membership', { skip: linuxOnly }, () => {
     }
   });
 
+  test('an empty environment read is not kept: the marker an exec then shows is found', async () => {
+    // Mid-exec, /proc/<pid>/environ reads as empty; so does a process started with no environment.
+    const child = spawn('/usr/bin/env', ['-i', '/bin/sh', '-c', 'while [ ! -e "$0" ]; do sleep 0.02; done; exec /usr/bin/env SUPERVISOR_SPAWN_ID=sp_late /bin/sleep 30', `/tmp/procfs-gate2-${process.pid}-${Date.now()}`], { stdio: 'ignore' });
+    const gate = child.spawnargs[child.spawnargs.length - 1]!;
+    try {
+      const pid = child.pid!;
+      await waitFor('the shell runs with no environment', () => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sh' && readEnviron(pid)?.length === 0, 5_000);
+      const st = readStat(pid)!;
+      assert.deepEqual(spawnMarkersOf(pid, st.startTime), []);
+      writeFileSync(gate, '');
+      await waitFor('sleep runs with the marker', () => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' && (readEnviron(pid)?.includes('SUPERVISOR_SPAWN_ID=sp_late') ?? false), 5_000);
+      assert.deepEqual(spawnMarkersOf(pid, st.startTime), ['sp_late']);
+    } finally {
+      rmSync(gate, { force: true });
+      await stop(child);
+    }
+  });
+
   test('only whole SUPERVISOR_SPAWN_ID entries count, not a value that spells one', async () => {
     const child = spawn('/usr/bin/env', ['-i', 'X=SUPERVISOR_SPAWN_ID=sp_fake', 'SUPERVISOR_SPAWN_ID=sp_b', 'Y=1', '/bin/sleep', '30'], { stdio: 'ignore' });
     try {
@@ -70,10 +88,11 @@ describe('procfs reads for tree membership', { skip: linuxOnly }, () => {
   test('an environment larger than the shared buffer is read whole', async () => {
     // One string may not exceed 128 KiB (MAX_ARG_STRLEN): four of 60 KiB make 240 KiB.
     const big = 'x'.repeat(60 * 1024);
-    const child = start('exec /bin/sleep 30', { BIG1: big, BIG2: big, BIG3: big, BIG4: big, LAST: 'end' });
+    const child = spawn('/bin/sleep', ['30'], { env: { BIG1: big, BIG2: big, BIG3: big, BIG4: big, LAST: 'end' }, stdio: 'ignore' });
     try {
       const pid = child.pid!;
-      await waitFor('sleep has its environment', () => (readEnviron(pid)?.includes('LAST=end') ?? false), 5_000);
+      // Until (and during) the exec the child shows this process's environment, or none: wait for sleep's own.
+      await waitFor('sleep has its environment', () => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' && (readEnviron(pid)?.includes('LAST=end') ?? false), 5_000);
       const env = readEnviron(pid)!;
       for (const name of ['BIG1', 'BIG2', 'BIG3', 'BIG4']) assert.ok(env.includes(`${name}=${big}\0`), `${name} read whole (${env.length} bytes)`);
       // The copy is the caller's: a later read does not change it.

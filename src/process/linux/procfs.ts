@@ -125,14 +125,16 @@ const markerCache = new Map<number, MarkerEntry>();
  * environment of every process started after its leader again (O(trees × processes)). Keeping the
  * first reading is sound for membership: an exec or an overwrite of the environment memory can only
  * remove a marker, which would make a member look like a stranger; a process that gains a marker
- * later chose to be counted in a tree it was not in. A read that failed (the process was exiting, or
- * not readable) is not kept: it is tried again on the next walk.
+ * later chose to be counted in a tree it was not in. A read that failed or came back empty (the
+ * process was exiting, mid-exec, or not readable) is not kept: it is tried again on the next walk.
  */
 export function spawnMarkersOf(pid: number, startTime: string): readonly string[] {
   const hit = markerCache.get(pid);
   if (hit !== undefined && hit.startTime === startTime && hit.spawnIds !== null) return hit.spawnIds;
   const env = readProcFile(`/proc/${pid}/environ`);
-  const spawnIds = env === null ? null : markerValues(env);
+  // Empty is no evidence: a process in the middle of an exec (its new memory not yet set up), a
+  // zombie and a kernel thread all read as empty. Read it again next time.
+  const spawnIds = env === null || env.length === 0 ? null : markerValues(env);
   markerCache.set(pid, { startTime, spawnIds });
   return spawnIds ?? [];
 }
