@@ -95,7 +95,13 @@ describe('operator commands during a long yield_until', { skip: process.platform
     }
     assert.ok(pending, `no pending approval within 30 s: ${b.io.err}`);
     const ticks = (s: string) => Math.max(0, ...[...s.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
-    const firstLog = await timed(['logs', running.id, '--state-dir', state.path]);
+    // The task has written something: on a loaded machine its first line can take seconds to land.
+    let firstLog = await timed(['logs', running.id, '--state-dir', state.path]);
+    while (ticks(firstLog.stdout) === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      firstLog = await timed(['logs', running.id, '--state-dir', state.path]);
+    }
+    assert.ok(ticks(firstLog.stdout) > 0, `the task wrote no line by the setup deadline (30 s from the start): ${firstLog.stdout}${firstLog.stderr}`);
 
     // The checks: each command in its own process, one after another, each timed. A command stuck
     // behind the run's lock waits out busy_timeout (5 s) on every attempt; a cold start that a
