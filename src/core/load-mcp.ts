@@ -58,7 +58,7 @@ export async function loadMcpDeclarations(reader: CoreReader, workspace: string 
     }
     let resolvedCwd: string | null = null;
     if (d.transport.type === 'stdio' && workspace !== null) {
-      const problem = await cwdProblem(d.transport.cwd, workspace);
+      const problem = await workspacePathProblem(d.transport.cwd, workspace, '.');
       if (problem !== null) {
         reader.issues.push(at(parsed.source, ['transport', 'cwd'], problem));
         continue;
@@ -91,7 +91,7 @@ async function withWorkspacePaths<T extends { env: readonly { name: string; valu
       env.push(e);
       continue;
     }
-    const problem = workspace === null ? 'needs a workspace, and this core has none' : await filePathProblem(ref.workspace_path, workspace);
+    const problem = workspace === null ? 'needs a workspace, and this core has none' : await workspacePathProblem(ref.workspace_path, workspace, 'data/memory.jsonl');
     if (problem !== null) {
       report(i, problem);
       ok = false;
@@ -102,11 +102,14 @@ async function withWorkspacePaths<T extends { env: readonly { name: string; valu
   return ok ? { ...transport, env } : null;
 }
 
-/** A file path must stay inside the workspace as written and through the symlinks of the part that exists. */
-async function filePathProblem(written: string, workspace: string): Promise<string | null> {
+/**
+ * A path (a cwd, or a file the server will make) must stay inside the workspace as written and
+ * through the symlinks of the part that exists now: the file, or the nearest directory above it.
+ */
+async function workspacePathProblem(written: string, workspace: string, example: string): Promise<string | null> {
+  if (written.includes('\0')) return 'contains a NUL byte; write a plain path';
   const abs = path.resolve(workspace, written);
-  if (!isInside(workspace, abs)) return `'${written}' leaves the workspace; use a path inside ${workspace}, e.g. 'data/memory.jsonl'`;
-  // The file itself is usually made later by the server: judge the nearest part that exists.
+  if (!isInside(workspace, abs)) return `'${written}' leaves the workspace; use a path inside ${workspace}, e.g. '${example}'`;
   for (let p = abs; isInside(workspace, p); p = path.dirname(p)) {
     try {
       const real = await fs.realpath(p);
@@ -115,20 +118,6 @@ async function filePathProblem(written: string, workspace: string): Promise<stri
     } catch {
       if (p === workspace) return null;
     }
-  }
-  return null;
-}
-
-/** cwd must stay inside the workspace, as written and, when it exists, after symlinks. */
-async function cwdProblem(cwd: string, workspace: string): Promise<string | null> {
-  if (cwd.includes('\0')) return 'contains a NUL byte; write a plain path';
-  const abs = path.resolve(workspace, cwd);
-  if (!isInside(workspace, abs)) return `'${cwd}' leaves the workspace; use a path inside ${workspace}, e.g. '.'`;
-  try {
-    const real = await fs.realpath(abs);
-    if (!isInside(workspace, real)) return `'${cwd}' resolves through a symlink to ${real}, outside the workspace; use a path inside ${workspace}`;
-  } catch {
-    // A cwd that does not exist yet is checked again before the server starts.
   }
   return null;
 }

@@ -11,6 +11,9 @@
 // untrusted text in the supervisor puts V8's parser (its CPU time, its bugs) in the privileged
 // process. TypeScript's parser is a devDependency only.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const CHECK_TIMEOUT_MS = 15_000;
@@ -83,9 +86,6 @@ export function parseReport(realPath: string, stderr: string): SyntaxCheck | nul
  * host's import(), without a file or line.
  */
 export async function probeSyntaxCheck(): Promise<{ ok: boolean; detail: string }> {
-  const { mkdtempSync, realpathSync, rmSync, writeFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  const { tmpdir } = await import('node:os');
   const dir = mkdtempSync(join(tmpdir(), 'supervisor-syntax-probe-'));
   try {
     const file = join(realpathSync(dir), 'tool.mjs');
