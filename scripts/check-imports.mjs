@@ -11,6 +11,8 @@ import ts from 'typescript';
 // sibling in the same layer nor anything above. Add new top-level src/ folders here.
 const LAYERS = [
   ['cli'],
+  // Session assembly (core, catalog, store, supervisor, secrets, adapters, runtime) for the CLI and the library.
+  ['session'],
   ['runtimes', 'turns'],
   ['effects'],
   ['catalog', 'secrets', 'adapters'],

@@ -1,6 +1,7 @@
 // `supervisor call <core> <tool>`: one effect through the full pipeline, without a model.
 import { resolve } from 'node:path';
 import { displayJson, displayText } from '../redaction/index.js';
+import { SessionError } from '../session/index.js';
 import { openCoreSession } from './core-session.js';
 import { viewPrinter } from './view-printer.js';
 import { parseFlags } from './flags.js';
@@ -70,23 +71,20 @@ export async function runCall(argv: string[]): Promise<number> {
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
   let code = 1;
   try {
-    const req = s.runtime.request(tool, args);
-    if (!req) {
+    let out;
+    try {
+      out = await s.callTool(tool, args, { signal: controller.signal, ...(deadlineMs !== undefined ? { deadlineMs } : {}) });
+    } catch (err) {
+      if (!(err instanceof SessionError && err.code === 'UNKNOWN_TOOL')) throw err;
       process.stderr.write(`supervisor: no tool ${displayText(JSON.stringify(tool))} in ${s.core.dir}'s catalog (tools: ${s.catalog.entries.map((e) => e.name).join(', ')})\n`);
       code = 2;
       return code;
     }
-    const out = await s.runtime.execute(req, {
-      principal: s.principal,
-      sessionId: s.sessionId,
-      signal: controller.signal,
-      ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-    });
     // The views are redacted by the runtime; the printer removes every secret the session knows
     // once more and makes the text safe to show (the same path as run's output).
     const shown = viewPrinter(s.secrets);
     if (f.bool.has('json')) {
-      shown.json({ session: s.sessionId, ok: out.ok, ...(out.ok ? { isError: out.isError } : { code: out.code, step: out.step }), view: out.views.operator });
+      shown.json({ session: s.id, ok: out.ok, ...(out.ok ? { isError: out.isError } : { code: out.code, step: out.step }), view: out.views.operator });
     } else if (out.ok) {
       shown.text(out.views.model.content + (out.views.model.content.endsWith('\n') ? '' : '\n'));
     } else {

@@ -108,10 +108,7 @@ export async function runRun(argv: string[]): Promise<number> {
   const secrets = s.secrets;
   let prepared: PreparedRun;
   try {
-    prepared = await target.prepare(
-      { core: s.core, runtime: s.runtime, supervisor: s.supervisor, db: s.db, sessions: s.sessions, secrets, sessionId: s.sessionId, principal: s.principal, stateDir, history: s.history },
-      { passThrough: f.multi.get('runtime-arg') ?? [] },
-    );
+    prepared = await s.prepareRun({ runtime: target, passThrough: f.multi.get('runtime-arg') ?? [] });
   } catch (err) {
     await s.close('failed');
     if (err instanceof RuntimeSetupError) {
@@ -136,8 +133,8 @@ export async function runRun(argv: string[]): Promise<number> {
     return head + e.text;
   };
   const onEvent = (e: RuntimeEvent): void => void (json ? line(jsonEvent(e)) : out.text(readable(e)));
-  if (json) line({ type: 'session', session: s.sessionId, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id, runtime: target.name });
-  else out.text(`session ${s.sessionId} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools · runtime ${target.name}\n`);
+  if (json) line({ type: 'session', session: s.id, core: s.core.dir, revision: s.core.revision, catalog: s.catalog.id, runtime: target.name });
+  else out.text(`session ${s.id} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools · runtime ${target.name}\n`);
   // What MCP discovery did before the model runs: each declared server, connected or why not.
   for (const m of s.mcp?.servers ?? []) {
     if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, ...(m.message ? { message: m.message } : {}) });
@@ -165,14 +162,14 @@ export async function runRun(argv: string[]): Promise<number> {
         turns: result.turns,
         iterations: result.iterations,
         effects,
-        session: s.sessionId,
+        session: s.id,
         runtime: target.name,
         ...(result.reason !== undefined ? { reason: result.reason } : {}),
         ...(result.costUsd !== undefined ? { cost_usd: result.costUsd } : {}),
       });
     } else {
       out.text(
-        `\n${outcome}${result.reason && outcome !== 'completed' ? ` (${result.reason})` : ''} after ${result.turns} user turn(s), ${result.iterations} model turn(s): ${effects.ok} tool call(s) ran, ${effects.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}\n`,
+        `\n${outcome}${result.reason && outcome !== 'completed' ? ` (${result.reason})` : ''} after ${result.turns} user turn(s), ${result.iterations} model turn(s): ${effects.ok} tool call(s) ran, ${effects.failed} refused or failed · audit: supervisor audit verify --session ${s.id}\n`,
       );
     }
     if (outcome === 'cancelled') return 130;

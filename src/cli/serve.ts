@@ -123,9 +123,9 @@ export async function runServe(argv: string[]): Promise<number> {
   const inFlight = new CallsInFlight();
   const serverOptions: CatalogServerOptions = {
     inFlight,
-    runtime: s.runtime,
+    runtime: s.effects,
     principal: s.principal,
-    sessionId: s.sessionId,
+    sessionId: s.id,
     signal: controller.signal,
     ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     onOutcome: (o) => {
@@ -150,7 +150,7 @@ export async function runServe(argv: string[]): Promise<number> {
       process.stdin.once('close', stop);
       transport.onclose = stop;
       await server.connect(transport);
-      note(`serving ${s.catalog.entries.length} tool(s) over stdio · session ${s.sessionId}`);
+      note(`serving ${s.catalog.entries.length} tool(s) over stdio · session ${s.id}`);
       await stopped;
       controller.abort();
       await server.close();
@@ -165,18 +165,18 @@ export async function runServe(argv: string[]): Promise<number> {
         onRefused: (code, why) => note(`refused a request (${code}): ${why}`),
         onSessionEnded: (id, why) => note(`MCP session ${id} ended: ${why === 'idle' ? 'idle past --idle-timeout' : 'evicted to make room (--max-sessions)'}`),
       });
-      const tokenFile = resolve(f.value.get('token-file') ?? join(stateDir, 'serve', `${s.sessionId}.token`));
+      const tokenFile = resolve(f.value.get('token-file') ?? join(stateDir, 'serve', `${s.id}.token`));
       // 0600 from the first byte (a fresh file renamed into place), never chmod-ed after.
       withPrivateUmask(() => mkdirSync(join(tokenFile, '..'), { recursive: true, mode: 0o700 }));
       writePrivateFile(tokenFile, `${http.token}\n`);
-      process.stdout.write(`${JSON.stringify({ type: 'serving', url: http.url, token_file: tokenFile, session: s.sessionId, tools: s.catalog.entries.length })}\n`);
+      process.stdout.write(`${JSON.stringify({ type: 'serving', url: http.url, token_file: tokenFile, session: s.id, tools: s.catalog.entries.length })}\n`);
       await stopped;
       await http.close();
     }
     // Calls cancelled by the close still record their end before the store closes.
     await inFlight.idle(15_000);
     status = 'completed';
-    note(`closed · ${calls.ok} call(s) ran, ${calls.failed} refused or failed · audit: supervisor audit verify --session ${s.sessionId}`);
+    note(`closed · ${calls.ok} call(s) ran, ${calls.failed} refused or failed · audit: supervisor audit verify --session ${s.id}`);
     return 0;
   } finally {
     // The signal hooks stay until the session is closed: an MCP client's SIGTERM after EOF (the

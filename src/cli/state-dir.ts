@@ -1,9 +1,3 @@
-// Where the store and artifacts live: chosen by the operator, never derived from a child's input.
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
-
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SUPERVISOR_STATE_DIR) return resolve(env.SUPERVISOR_STATE_DIR);
-  const base = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
-  return join(base, 'isolation-supervisor');
-}
+// Where the store and artifacts live (src/session/state-dir.ts): chosen by the operator, never
+// derived from a child's input.
+export { defaultStateDir } from '../session/state-dir.js';

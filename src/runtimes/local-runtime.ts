@@ -1,7 +1,7 @@
 // The local runtime: the supervisor's own turn engine with the core's model provider. The
 // reasoning runs in this process; every tool call goes through EffectRuntime.
 import { redactDeep } from '../effects/index.js';
-import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider } from '../turns/index.js';
+import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnResult } from '../turns/index.js';
 import type { ResolvedEffectCatalog } from '../catalog/index.js';
 import { boundOf } from './effect-bound.js';
 import { RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun, type RuntimeRunOptions, type RuntimeRunResult, type RuntimeSession } from './runtime-types.js';
@@ -27,26 +27,29 @@ export const localRuntime: AgentRuntime = {
       if (err instanceof ProviderError) throw new RuntimeSetupError(err.code ?? 'PROVIDER', err.message);
       throw err;
     }
+    const turns = localTurns(s, provider);
     return {
-      run: (r) => runLocal(s, provider, r),
+      run: (r) => runLocal(turns, r),
+      turn: (prompt, r) => {
+        turns.scriptedUser?.nextUserMessage();
+        return turns.turn(prompt, r);
+      },
       close: async () => provider.close?.(),
     };
   },
 };
 
-async function runLocal(s: RuntimeSession, provider: ModelProvider, o: RuntimeRunOptions): Promise<RuntimeRunResult> {
+/** The session's user turns on one provider: each is a stored turn of the session's conversation. */
+function localTurns(s: RuntimeSession, provider: ModelProvider) {
   // The scripted provider also plays the user: its `user:` items are the session's later turns.
   const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
-  const firstScripted = scriptedUser?.nextUserMessage() ?? null;
-  let prompt: string | null = o.prompt ?? firstScripted ?? 'Run your task.';
   const history = s.history as HistoryItem[];
-  const total = { turns: 0, iterations: 0, ok: 0, failed: 0 };
-  let outcome: RuntimeRunResult['outcome'] = 'completed';
-  while (prompt !== null) {
-    total.turns++;
-    o.onEvent({ type: 'user', turn: total.turns, text: prompt });
+  let turns = 0;
+  const turn = async (prompt: string, o: Omit<RuntimeRunOptions, 'prompt' | 'passThrough'>): Promise<TurnResult> => {
+    turns++;
+    o.onEvent({ type: 'user', turn: turns, text: prompt });
     const turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;
-    let result;
+    let result: TurnResult;
     try {
       result = await runTurn(prompt, {
         runtime: s.runtime,
@@ -66,12 +69,25 @@ async function runLocal(s: RuntimeSession, provider: ModelProvider, o: RuntimeRu
       throw err;
     }
     s.sessions.endTurn({ principal: s.principal }, turnId, result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed');
+    return result;
+  };
+  return { scriptedUser, turn, turnsSoFar: () => turns };
+}
+
+async function runLocal(t: ReturnType<typeof localTurns>, o: RuntimeRunOptions): Promise<RuntimeRunResult> {
+  const firstScripted = t.scriptedUser?.nextUserMessage() ?? null;
+  let prompt: string | null = o.prompt ?? firstScripted ?? 'Run your task.';
+  const start = t.turnsSoFar();
+  const total = { iterations: 0, ok: 0, failed: 0 };
+  let outcome: RuntimeRunResult['outcome'] = 'completed';
+  while (prompt !== null) {
+    const result = await t.turn(prompt, o);
     total.iterations += result.iterations;
     total.ok += result.effects.ok;
     total.failed += result.effects.failed;
     outcome = result.outcome;
     if (outcome !== 'completed') break;
-    prompt = scriptedUser?.nextUserMessage() ?? null;
+    prompt = t.scriptedUser?.nextUserMessage() ?? null;
   }
-  return { outcome, turns: total.turns, iterations: total.iterations, effects: { ok: total.ok, failed: total.failed } };
+  return { outcome, turns: t.turnsSoFar() - start, iterations: total.iterations, effects: { ok: total.ok, failed: total.failed } };
 }

@@ -7,7 +7,7 @@ import type { EffectOutcome, EffectRuntime } from '../effects/index.js';
 import type { ProcessSupervisor } from '../process/index.js';
 import type { SecretStore } from '../secrets/index.js';
 import type { Database, SessionStore } from '../store/index.js';
-import type { TurnEvent } from '../turns/index.js';
+import type { TurnEvent, TurnResult } from '../turns/index.js';
 
 /** An open session, as the CLI built it: what a runtime runs in. */
 export interface RuntimeSession {
@@ -67,6 +67,11 @@ export interface RuntimeRunResult {
 /** A run whose setup passed: nothing of the agent has run yet. */
 export interface PreparedRun {
   run(o: RuntimeRunOptions): Promise<RuntimeRunResult>;
+  /**
+   * One user turn with this prompt, the conversation so far continued (in-process runtimes only):
+   * a scripted model's next `user:` item, if any, is replaced by the prompt.
+   */
+  turn?(prompt: string, o: Omit<RuntimeRunOptions, 'prompt' | 'passThrough'>): Promise<TurnResult>;
   close(): Promise<void>;
 }
 

@@ -13,7 +13,7 @@ import { McpConnectionManager, type McpConnectionManagerOptions } from '../../..
 import { buildCatalog, IMPLICIT_GRANT } from '../../../src/catalog/index.js';
 import { EffectRuntime, type EffectOutcome } from '../../../src/effects/index.js';
 import { SecretStore } from '../../../src/secrets/index.js';
-import { mcpSecretResolver } from '../../../src/cli/core-session.js';
+import { mcpSecretResolver } from '../../../src/session/index.js';
 import { makeCore, removeTempCores } from '../../core/temp-core.js';
 import { markedPids, tempDir } from '../../helpers/procs.js';
 

@@ -1,0 +1,300 @@
+// Assembling a session: load the core, resolve this principal's catalog, open the process layer and
+// the store, start (or resume) a stored session, discover the approved MCP servers, and build the
+// EffectRuntime every call goes through. `run`, `call`, `serve`, `catalog --discover` and the
+// library (src/index.ts) all open their sessions here.
+import { join, resolve } from 'node:path';
+import { McpConnectionManager, mcpToolName, type DiscoveryResult } from '../adapters/mcp/index.js';
+import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
+import type { CoreSnapshot } from '../core/index.js';
+import { EffectRuntime, redactDeep, type EffectOutcome } from '../effects/index.js';
+import { ProcessSupervisor, type SpawnTreeOptions, type SupervisedTree } from '../process/index.js';
+import { ApprovalBroker, ApprovalRules, checkDiscoveredToolRules, NonInteractiveApprover, ruleVocabulary, RuleApprover, StoreApprover, type Approver } from '../policy/index.js';
+import { runtimeFor, type AgentRuntime, type PreparedRun, type RuntimeEvent, type RuntimeRunResult, type RuntimeSession } from '../runtimes/index.js';
+import { SecretStore } from '../secrets/index.js';
+import { appendEvents, openStore, SessionStore } from '../store/index.js';
+import { RuntimeTaskWorker } from '../tasks/index.js';
+import type { TurnResult } from '../turns/index.js';
+import { SessionError } from './errors.js';
+import { loadSessionCore } from './load.js';
+import { mcpSecretResolver } from './secret-policy.js';
+import { defaultStateDir } from './state-dir.js';
+
+export interface OpenSessionOptions {
+  /** The core directory (agent.yaml and the folders it names). */
+  core: string;
+  /** The SQLite store and artifacts (default: defaultStateDir()). */
+  stateDir?: string;
+  /** Who the session runs as (default: the local user, `local:<username>`). */
+  principal?: string;
+  /**
+   * Who answers a `prompt` decision no rule settles. Default: nobody — every such call is refused
+   * with a message saying how to allow it (what the CLI does without a terminal).
+   */
+  approver?: Approver;
+  /** Approve/deny rules (`TOOL`, `TOOL:GLOB`, `capability:PATTERN`), checked before the approver; a deny always wins. */
+  rules?: { approve?: readonly string[]; deny?: readonly string[] };
+  /** Without an approver: how long a prompt waits for `supervisor approvals` from another terminal (default 0: refuse at once). */
+  awaitApprovalMs?: number;
+  /** Told when a prompt starts waiting for another terminal's answer. */
+  onPendingApproval?: (id: string, request: { toolName: string; actionSummary: string }) => void;
+  /** Progress of running effects (MCP notifications/progress), for the operator's display. */
+  onProgress?: (p: { callId: string; tool: string; progress: number; total?: number; message?: string }) => void;
+  /** Once-per-session notices of the effect runtime (e.g. auto-approval by class is off: no sandbox here). */
+  onNotice?: (text: string) => void;
+  /** The runtime name recorded with the session (default: agent.yaml runtime:). */
+  runtime?: string;
+  /** Continue this ended session of the same principal and core instead of starting one. */
+  resume?: string;
+}
+
+export interface DroppedTool {
+  server: string;
+  /** The name it would have had in the catalog (`<server>_<tool>`). */
+  tool: string;
+  reason: string;
+}
+
+export interface CallToolOptions {
+  signal?: AbortSignal;
+  /** The effect's deadline in milliseconds (default 120 s). */
+  deadlineMs?: number;
+}
+
+export interface RunTurnOptions {
+  signal?: AbortSignal;
+  /** Each effect's deadline in milliseconds. */
+  deadlineMs?: number;
+  onEvent?: (e: RuntimeEvent) => void;
+}
+
+export interface RunSessionOptions extends RunTurnOptions {
+  /** The user's first message (default: the script's first user: item, or "Run your task."). */
+  prompt?: string | null;
+  /** A registered runtime's name (default: agent.yaml runtime:, else local). */
+  runtime?: string | AgentRuntime;
+  /** Extra arguments for an external CLI runtime (checked before anything runs). */
+  passThrough?: readonly string[];
+}
+
+export type SessionStatus = 'completed' | 'failed' | 'cancelled';
+
+/** An open session: one stored session of a core's agent, its catalog, its process trees and its audit chain. */
+export interface Session {
+  /** The stored session's id (`supervisor audit verify --session ID`). */
+  readonly id: string;
+  readonly principal: string;
+  readonly stateDir: string;
+  readonly core: CoreSnapshot;
+  /** The resolved catalog, MCP tools discovered at open included. */
+  readonly catalog: ResolvedEffectCatalog;
+  /** What MCP discovery found (per server: connected, denied, failed); null when the core declares none. */
+  readonly mcp: DiscoveryResult | null;
+  /** MCP tools left out of the catalog, each with its reason (also `catalog.tool_dropped` events in the chain). */
+  readonly droppedTools: readonly DroppedTool[];
+  /** The session's one secret store: every value it resolved is redacted from every view; redact what you print with it too. */
+  readonly secrets: SecretStore;
+  /** The session's process supervisor: every tree it starts is stopped by close(). */
+  readonly supervisor: ProcessSupervisor;
+  /** The EffectRuntime every call of this session goes through (the eight steps). */
+  readonly effects: EffectRuntime;
+  /**
+   * One tool call through the same eight steps a model's call takes (schema, principal,
+   * capability, checks, approval, secrets, the adapter under a deadline, redacted views and one
+   * audit transaction); a refusal is an outcome with ok: false, never an exception. A name the
+   * catalog does not hold is a SessionError UNKNOWN_TOOL and runs nothing.
+   */
+  callTool(name: string, args?: unknown, o?: CallToolOptions): Promise<EffectOutcome>;
+  /** One user turn of the local runtime with the core's model; later turns continue the conversation. */
+  runTurn(prompt: string, o?: RunTurnOptions): Promise<TurnResult>;
+  /** A whole run on a runtime (what `supervisor run` does): prepared, run, its runtime closed; the session stays open. */
+  runSession(o?: RunSessionOptions): Promise<RuntimeRunResult>;
+  /** A runtime's setup, which runs nothing of the agent and may refuse (RuntimeSetupError); run it, then close it. */
+  prepareRun(o?: Pick<RunSessionOptions, 'runtime' | 'passThrough'>): Promise<PreparedRun>;
+  /** A supervised process tree owned by this session (killed whole, at the latest by close()). */
+  spawnTree(o: SpawnTreeOptions): SupervisedTree;
+  /**
+   * Ends the session: background tasks, MCP servers and every tree stopped, the session marked
+   * `status` (default completed), the store closed. Later calls return the same promise.
+   */
+  close(status?: SessionStatus): Promise<void>;
+}
+
+/** The run's approve/deny rules, checked against what this catalog holds. */
+function approvalRulesFor(rules: OpenSessionOptions['rules'], vocabulary: Parameters<typeof ApprovalRules.parse>[1]): ApprovalRules {
+  try {
+    return ApprovalRules.parse({ approve: [...(rules?.approve ?? [])], deny: [...(rules?.deny ?? [])] }, vocabulary);
+  } catch (err) {
+    throw new SessionError('RULE_INVALID', (err as Error).message);
+  }
+}
+
+/**
+ * Opens a session of the core at `o.core`: nothing of the agent runs, but approved MCP servers are
+ * started and discovered (each gated by its grant and connect approval). Throws SessionError for a
+ * core, rule or resume that cannot be used, having closed whatever it opened.
+ */
+export async function openSession(o: OpenSessionOptions): Promise<Session> {
+  const stateDir = resolve(o.stateDir ?? defaultStateDir());
+  // Each rule is checked against what this core's catalog holds: a rule that can never match is a
+  // typo, and in a deny rule a typo fails open.
+  const loaded = await loadSessionCore(o.core, o.principal);
+  const { core, principal } = loaded;
+  let catalog = loaded.catalog;
+  const mcpServers = core.mcp.map((d) => d.name);
+  const rules = approvalRulesFor(o.rules, ruleVocabulary(catalog.entries, mcpServers));
+  const supervisor = ProcessSupervisor.open({ stateDir });
+  const db = openStore(join(stateDir, 'supervisor.db'));
+  // Who answers a prompt no rule settles: the embedder's approver; without one, an operator in
+  // another terminal (`supervisor approvals`) when the session may wait for it; otherwise a clear denial.
+  const fallback: Approver =
+    o.approver ??
+    ((o.awaitApprovalMs ?? 0) > 0
+      ? new StoreApprover({ db, waitMs: o.awaitApprovalMs!, ...(o.onPendingApproval ? { onPending: o.onPendingApproval } : {}) })
+      : new NonInteractiveApprover());
+  const sessions = new SessionStore(db);
+  const tasks = new RuntimeTaskWorker({ supervisor, db });
+  let session: { id: string };
+  let history: unknown[] = [];
+  if (o.resume !== undefined) {
+    // Resume: the same principal's ended session of this core; its history (model views, stored
+    // redacted) continues the conversation. Another principal's session reads as missing.
+    const prior = sessions.getSession({ principal }, o.resume);
+    const refuse = async (why: string): Promise<never> => {
+      await tasks.close();
+      db.close();
+      await supervisor.close();
+      throw new SessionError('RESUME_REFUSED', why);
+    };
+    if (!prior) await refuse(`no session ${o.resume} of yours in ${stateDir} (supervisor sessions lists them)`);
+    if (prior!.coreDir !== core.dir) await refuse(`session ${o.resume} ran the core ${prior!.coreDir}, not ${core.dir}; resume it with that core`);
+    if (prior!.status === 'running') await refuse(`session ${o.resume} is running already (another run holds it; if that run died, its session is marked interrupted at the next start or by supervisor reconcile)`);
+    session = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision, owner: supervisor.owner });
+    history = sessions.listMessages({ principal }, session.id, { limit: 10_000 }).map((m) => m.content);
+  } else {
+    session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime, owner: supervisor.owner });
+  }
+  const broker = new ApprovalBroker({ approver: new RuleApprover(rules, fallback) });
+  // One store for the session: MCP env secrets it resolves are redacted from every effect's views.
+  const secrets = SecretStore.fromCore(core);
+  const mcpHost = new McpConnectionManager({ supervisor });
+  let mcp: DiscoveryResult | null = null;
+  try {
+    if (core.mcp.length > 0) {
+      // Discovery before the model runs: gated per server by mcp.connect:<server> and its approval.
+      const capabilities = identityInputFor({ core, principal }).capabilities;
+      mcp = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
+      catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
+      // Rules naming a discovered server's tools are checked now that its tools are known.
+      const connected = mcp.servers.filter((m) => m.state === 'connected').map((m) => m.server);
+      try {
+        checkDiscoveredToolRules(rules.all, ruleVocabulary(catalog.entries, mcpServers), connected);
+      } catch (err) {
+        throw new SessionError('RULE_INVALID', (err as Error).message);
+      }
+    }
+  } catch (err) {
+    await mcpHost.close();
+    await tasks.close();
+    sessions.endSession({ principal }, session.id, 'failed');
+    db.close();
+    await supervisor.close();
+    throw err;
+  }
+  const effects = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
+  // What a server offered and the catalog left out is part of the session's record, whatever the
+  // command (run, serve): the names and reasons come from the server, so they are bounded and redacted.
+  const droppedTools: DroppedTool[] = [
+    ...(mcp?.servers ?? []).flatMap((m) => m.dropped.map((d) => ({ server: m.server, tool: mcpToolName(m.server, d.tool), reason: d.reason }))),
+    ...catalog.droppedMcpTools.map((d) => ({ server: d.server, tool: d.name, reason: d.reason })),
+  ].map((d) => ({ server: d.server.slice(0, 200), tool: d.tool.slice(0, 200), reason: d.reason.slice(0, 2000) }));
+  if (droppedTools.length > 0) {
+    const redact = effects.redactor();
+    appendEvents(db, session.id, droppedTools.map((d) => ({ kind: 'catalog.tool_dropped', payload: redactDeep({ ...d }, redact) })));
+  }
+
+  // What a runtime runs in.
+  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history };
+  let closing: Promise<void> | null = null;
+  // runTurn's local runtime, prepared on first use and closed with the session.
+  let local: Promise<PreparedRun> | null = null;
+  const open = (what: string): void => {
+    if (closing) throw new SessionError('SESSION_CLOSED', `session ${session.id} is closed; ${what} needs an open session`);
+  };
+  const prepareRun: Session['prepareRun'] = async (r = {}) => {
+    open('prepareRun');
+    const target = typeof r.runtime === 'object' ? r.runtime : runtimeFor(r.runtime ?? core.agent.runtime);
+    return target.prepare(runtimeSession, { passThrough: r.passThrough ?? [] });
+  };
+  const noEvent = (): void => undefined;
+  return {
+    id: session.id,
+    principal,
+    stateDir,
+    core,
+    catalog,
+    mcp,
+    droppedTools,
+    secrets,
+    supervisor,
+    effects,
+    async callTool(name, args = {}, c = {}) {
+      open('callTool');
+      const req = effects.request(name, args);
+      if (!req) throw new SessionError('UNKNOWN_TOOL', `no tool ${JSON.stringify(name)} in ${core.dir}'s catalog (tools: ${catalog.entries.map((e) => e.name).join(', ')})`);
+      return effects.execute(req, {
+        principal,
+        sessionId: session.id,
+        ...(c.signal ? { signal: c.signal } : {}),
+        ...(c.deadlineMs !== undefined ? { deadlineMs: c.deadlineMs } : {}),
+      });
+    },
+    async runTurn(prompt, t = {}) {
+      open('runTurn');
+      local ??= prepareRun({ runtime: 'local' });
+      const prepared = await local;
+      return prepared.turn!(prompt, {
+        signal: t.signal ?? new AbortController().signal,
+        onEvent: t.onEvent ?? noEvent,
+        ...(t.deadlineMs !== undefined ? { deadlineMs: t.deadlineMs } : {}),
+      });
+    },
+    async runSession(r = {}) {
+      const prepared = await prepareRun(r);
+      try {
+        return await prepared.run({
+          prompt: r.prompt ?? null,
+          signal: r.signal ?? new AbortController().signal,
+          onEvent: r.onEvent ?? noEvent,
+          ...(r.deadlineMs !== undefined ? { deadlineMs: r.deadlineMs } : {}),
+        });
+      } finally {
+        await prepared.close();
+      }
+    },
+    prepareRun,
+    spawnTree(s) {
+      open('spawnTree');
+      return supervisor.spawnTree(s);
+    },
+    close(status = 'completed') {
+      closing ??= (async () => {
+        try {
+          // runTurn's provider first (it may hold connections), then what the session owns.
+          if (local) await (await local.catch(() => null))?.close();
+        } finally {
+          try {
+            // Background tasks end with the session that owns them: killed and marked interrupted.
+            await tasks.close();
+            sessions.endSession({ principal }, session.id, status);
+          } finally {
+            db.close();
+            // The session's MCP servers first (whole trees), then the tool hosts (a close hook) and whatever else is still running.
+            await mcpHost.close();
+            await supervisor.close();
+          }
+        }
+      })();
+      return closing;
+    },
+  };
+}
