@@ -13,3 +13,4 @@ export {
   type SandboxedCommand,
   type SandboxSpecErrorCode,
 } from './sandbox/index.js';
+export { CleanupStack } from './cleanup-stack.js';

@@ -7,11 +7,11 @@ import { McpConnectionManager, mcpToolName, type DiscoveryResult } from '../adap
 import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
 import type { CoreSnapshot } from '../core/index.js';
 import { EffectRuntime, redactDeep, type EffectOutcome } from '../effects/index.js';
-import { ProcessSupervisor, type SpawnTreeOptions, type SupervisedTree } from '../process/index.js';
+import { CleanupStack, ProcessSupervisor, type SpawnTreeOptions, type SupervisedTree } from '../process/index.js';
 import { ApprovalBroker, ApprovalRules, checkDiscoveredToolRules, NonInteractiveApprover, ruleVocabulary, RuleApprover, StoreApprover, type Approver } from '../policy/index.js';
 import { runtimeFor, type AgentRuntime, type PreparedRun, type RuntimeEvent, type RuntimeRunResult, type RuntimeSession } from '../runtimes/index.js';
 import { SecretStore } from '../secrets/index.js';
-import { appendEvents, openStore, SessionStore } from '../store/index.js';
+import { appendEvents, openStore, SessionStore, type Database, type SessionOwner } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';
 import type { TurnResult } from '../turns/index.js';
 import { SessionError } from './errors.js';
@@ -134,6 +134,18 @@ function approvalRulesFor(rules: OpenSessionOptions['rules'], vocabulary: Parame
  * core, rule or resume that cannot be used, having closed whatever it opened.
  */
 export async function openSession(o: OpenSessionOptions): Promise<Session> {
+  // Everything the session opens registers its close here as it is opened: a failed open and
+  // close() unwind the same stack, newest first.
+  const opened = new CleanupStack();
+  try {
+    return await assembleSession(o, opened);
+  } catch (err) {
+    await opened.unwind().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Promise<Session> {
   const stateDir = resolve(o.stateDir ?? defaultStateDir());
   // Each rule is checked against what this core's catalog holds: a rule that can never match is a
   // typo, and in a deny rule a typo fails open.
@@ -142,8 +154,11 @@ export async function openSession(o: OpenSessionOptions): Promise<Session> {
   let catalog = loaded.catalog;
   const mcpServers = core.mcp.map((d) => d.name);
   const rules = approvalRulesFor(o.rules, ruleVocabulary(catalog.entries, mcpServers));
+  // Whatever is still running when the session ends: the tool hosts (a close hook) and every tree.
   const supervisor = ProcessSupervisor.open({ stateDir });
+  opened.defer(() => supervisor.close());
   const db = openStore(join(stateDir, 'supervisor.db'));
+  opened.defer(() => db.close());
   // Who answers a prompt no rule settles: the embedder's approver; without one, an operator in
   // another terminal (`supervisor approvals`) when the session may wait for it; otherwise a clear denial.
   const fallback: Approver =
@@ -152,70 +167,42 @@ export async function openSession(o: OpenSessionOptions): Promise<Session> {
       ? new StoreApprover({ db, waitMs: o.awaitApprovalMs!, ...(o.onPendingApproval ? { onPending: o.onPendingApproval } : {}) })
       : new NonInteractiveApprover());
   const sessions = new SessionStore(db);
+  const session = startOrResume(o, { sessions, stateDir, core, principal, owner: supervisor.owner });
+  // How the stored session ends: close(status), or failed when the open itself fails after this.
+  let endStatus: SessionStatus = 'failed';
+  opened.defer(() => sessions.endSession({ principal }, session.id, endStatus));
+  // Background tasks end with the session that owns them: killed and marked interrupted.
   const tasks = new RuntimeTaskWorker({ supervisor, db });
-  let session: { id: string };
-  let history: unknown[] = [];
-  if (o.resume !== undefined) {
-    // Resume: the same principal's ended session of this core; its history (model views, stored
-    // redacted) continues the conversation. Another principal's session reads as missing.
-    const prior = sessions.getSession({ principal }, o.resume);
-    const refuse = async (why: string): Promise<never> => {
-      await tasks.close();
-      db.close();
-      await supervisor.close();
-      throw new SessionError('RESUME_REFUSED', why);
-    };
-    if (!prior) await refuse(`no session ${o.resume} of yours in ${stateDir} (supervisor sessions lists them)`);
-    if (prior!.coreDir !== core.dir) await refuse(`session ${o.resume} ran the core ${prior!.coreDir}, not ${core.dir}; resume it with that core`);
-    if (prior!.status === 'running') await refuse(`session ${o.resume} is running already (another run holds it; if that run died, its session is marked interrupted at the next start or by supervisor reconcile)`);
-    session = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision, owner: supervisor.owner });
-    history = sessions.listMessages({ principal }, session.id, { limit: 10_000 }).map((m) => m.content);
-  } else {
-    session = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime, owner: supervisor.owner });
-  }
+  opened.defer(() => tasks.close());
   const broker = new ApprovalBroker({ approver: new RuleApprover(rules, fallback) });
   // One store for the session: MCP env secrets it resolves are redacted from every effect's views.
   const secrets = SecretStore.fromCore(core);
+  // The session's MCP servers stop first (whole trees).
   const mcpHost = new McpConnectionManager({ supervisor });
+  opened.defer(() => mcpHost.close());
   let mcp: DiscoveryResult | null = null;
-  try {
-    if (core.mcp.length > 0) {
-      // Discovery before the model runs: gated per server by mcp.connect:<server> and its approval.
-      const capabilities = identityInputFor({ core, principal }).capabilities;
-      mcp = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
-      catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
-      // Rules naming a discovered server's tools are checked now that its tools are known.
-      const connected = mcp.servers.filter((m) => m.state === 'connected').map((m) => m.server);
-      try {
-        checkDiscoveredToolRules(rules.all, ruleVocabulary(catalog.entries, mcpServers), connected);
-      } catch (err) {
-        throw new SessionError('RULE_INVALID', (err as Error).message);
-      }
+  if (core.mcp.length > 0) {
+    // Discovery before the model runs: gated per server by mcp.connect:<server> and its approval.
+    const capabilities = identityInputFor({ core, principal }).capabilities;
+    mcp = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
+    catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
+    // Rules naming a discovered server's tools are checked now that its tools are known.
+    const connected = mcp.servers.filter((m) => m.state === 'connected').map((m) => m.server);
+    try {
+      checkDiscoveredToolRules(rules.all, ruleVocabulary(catalog.entries, mcpServers), connected);
+    } catch (err) {
+      throw new SessionError('RULE_INVALID', (err as Error).message);
     }
-  } catch (err) {
-    await mcpHost.close();
-    await tasks.close();
-    sessions.endSession({ principal }, session.id, 'failed');
-    db.close();
-    await supervisor.close();
-    throw err;
   }
   const effects = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
-  // What a server offered and the catalog left out is part of the session's record, whatever the
-  // command (run, serve): the names and reasons come from the server, so they are bounded and redacted.
-  const droppedTools: DroppedTool[] = [
-    ...(mcp?.servers ?? []).flatMap((m) => m.dropped.map((d) => ({ server: m.server, tool: mcpToolName(m.server, d.tool), reason: d.reason }))),
-    ...catalog.droppedMcpTools.map((d) => ({ server: d.server, tool: d.name, reason: d.reason })),
-  ].map((d) => ({ server: d.server.slice(0, 200), tool: d.tool.slice(0, 200), reason: d.reason.slice(0, 2000) }));
-  if (droppedTools.length > 0) {
-    const redact = effects.redactor();
-    appendEvents(db, session.id, droppedTools.map((d) => ({ kind: 'catalog.tool_dropped', payload: redactDeep({ ...d }, redact) })));
-  }
+  const droppedTools = droppedToolsOf(mcp, catalog);
+  recordDroppedTools(db, session.id, effects, droppedTools);
 
   // What a runtime runs in.
-  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history };
+  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history: session.history };
   let closing: Promise<void> | null = null;
-  // runTurn's local runtime, prepared on first use and closed with the session.
+  // runTurn's local runtime, prepared on first use; its provider (which may hold connections)
+  // closes before everything the session owns.
   let local: Promise<PreparedRun> | null = null;
   const open = (what: string): void => {
     if (closing) throw new SessionError('SESSION_CLOSED', `session ${session.id} is closed; ${what} needs an open session`);
@@ -250,7 +237,11 @@ export async function openSession(o: OpenSessionOptions): Promise<Session> {
     },
     async runTurn(prompt, t = {}) {
       open('runTurn');
-      local ??= prepareRun({ runtime: 'local' });
+      if (!local) {
+        const preparing = prepareRun({ runtime: 'local' });
+        local = preparing;
+        opened.defer(async () => (await preparing.catch(() => null))?.close());
+      }
       const prepared = await local;
       return prepared.turn!(prompt, {
         signal: t.signal ?? new AbortController().signal,
@@ -277,24 +268,50 @@ export async function openSession(o: OpenSessionOptions): Promise<Session> {
       return supervisor.spawnTree(s);
     },
     close(status = 'completed') {
-      closing ??= (async () => {
-        try {
-          // runTurn's provider first (it may hold connections), then what the session owns.
-          if (local) await (await local.catch(() => null))?.close();
-        } finally {
-          try {
-            // Background tasks end with the session that owns them: killed and marked interrupted.
-            await tasks.close();
-            sessions.endSession({ principal }, session.id, status);
-          } finally {
-            db.close();
-            // The session's MCP servers first (whole trees), then the tool hosts (a close hook) and whatever else is still running.
-            await mcpHost.close();
-            await supervisor.close();
-          }
-        }
-      })();
+      if (!closing) {
+        endStatus = status;
+        closing = opened.unwind();
+      }
       return closing;
     },
   };
+}
+
+/**
+ * The stored session this open continues: with `o.resume`, the same principal's ended session of
+ * this core and its history (model views, stored redacted); otherwise a new one. Another
+ * principal's session reads as missing.
+ */
+function startOrResume(
+  o: OpenSessionOptions,
+  c: { sessions: SessionStore; stateDir: string; core: CoreSnapshot; principal: string; owner: SessionOwner },
+): { id: string; history: unknown[] } {
+  const { sessions, core, principal } = c;
+  if (o.resume === undefined) {
+    const created = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime, owner: c.owner });
+    return { id: created.id, history: [] };
+  }
+  const prior = sessions.getSession({ principal }, o.resume);
+  if (!prior) throw new SessionError('RESUME_REFUSED', `no session ${o.resume} of yours in ${c.stateDir} (supervisor sessions lists them)`);
+  if (prior.coreDir !== core.dir) throw new SessionError('RESUME_REFUSED', `session ${o.resume} ran the core ${prior.coreDir}, not ${core.dir}; resume it with that core`);
+  if (prior.status === 'running') {
+    throw new SessionError('RESUME_REFUSED', `session ${o.resume} is running already (another run holds it; if that run died, its session is marked interrupted at the next start or by supervisor reconcile)`);
+  }
+  const resumed = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision, owner: c.owner });
+  return { id: resumed.id, history: sessions.listMessages({ principal }, resumed.id, { limit: 10_000 }).map((m) => m.content) };
+}
+
+/** MCP tools a server offered and the catalog left out, with their reasons (from the server: bounded). */
+function droppedToolsOf(mcp: DiscoveryResult | null, catalog: ResolvedEffectCatalog): DroppedTool[] {
+  return [
+    ...(mcp?.servers ?? []).flatMap((m) => m.dropped.map((d) => ({ server: m.server, tool: mcpToolName(m.server, d.tool), reason: d.reason }))),
+    ...catalog.droppedMcpTools.map((d) => ({ server: d.server, tool: d.name, reason: d.reason })),
+  ].map((d) => ({ server: d.server.slice(0, 200), tool: d.tool.slice(0, 200), reason: d.reason.slice(0, 2000) }));
+}
+
+/** What was left out is part of the session's record, whatever the command (run, serve), redacted. */
+function recordDroppedTools(db: Database, sessionId: string, effects: EffectRuntime, dropped: readonly DroppedTool[]): void {
+  if (dropped.length === 0) return;
+  const redact = effects.redactor();
+  appendEvents(db, sessionId, dropped.map((d) => ({ kind: 'catalog.tool_dropped', payload: redactDeep({ ...d }, redact) })));
 }

@@ -35,6 +35,7 @@ export {
   type MessageRecord,
   type ApprovalRecord,
   type SessionStoreOptions,
+  type SessionOwner,
 } from './session-store.js';
 export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';
