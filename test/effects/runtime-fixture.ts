@@ -30,7 +30,7 @@ export function runtimeSuite() {
     removeTempCores();
   });
   return {
-    db: () => db,
+    db: (): Database => db,
     supervisor: () => sup,
     /** A task worker on the suite's supervisor and store, closed after the suite. */
     taskWorker(): RuntimeTaskWorker {

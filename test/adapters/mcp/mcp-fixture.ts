@@ -85,7 +85,7 @@ export function mcpSuite() {
   });
   return {
     supervisor: () => sup,
-    db: () => db,
+    db: (): Database => db,
     stateDir: state.path,
     /** Starts the HTTP fixture in `mode`; it is stopped after the test (before the leak check). */
     async httpServer(mode: string, args: string[] = []): Promise<HttpFixture> {
