@@ -91,7 +91,7 @@ const PROBES: Record<DoctorMechanism, Probe> = {
   toolHostContainment: probeToolHostContainment,
   stateDir: () => probeStateDir(defaultStateDir()),
   spawnPath: async () => (await import('../process/spawn-path-probe.js')).probeSpawnPath({ PATH: '/usr/bin:/bin', SUPERVISOR_SPAWN_ID: spawnPathMarker() }),
-  syntaxCheck: async () => (await import('../core/module-syntax.js')).probeSyntaxCheck(),
+  syntaxCheck: async (children) => (await import('../core/module-syntax.js')).probeSyntaxCheck(children),
 };
 
 export async function runDoctor(): Promise<DoctorReport> {
