@@ -15,6 +15,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { ProbeChildren } from '../process/probe-children.js';
 
 const CHECK_TIMEOUT_MS = 15_000;
 const MAX_REPORT_BYTES = 64 * 1024;
@@ -40,20 +41,26 @@ export function checkModuleSyntax(realPath: string, sha256: string): Promise<Syn
 }
 
 function runCheck(realPath: string): Promise<SyntaxCheck> {
-  // Node 20/22 spell the permission model --experimental-permission; later releases --permission.
-  const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
-  const args = ['--no-warnings', permission, `--allow-fs-read=${realPath}`, '--check', realPath];
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      args,
+      checkArgs(realPath),
       { env: {}, timeout: CHECK_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: MAX_REPORT_BYTES, encoding: 'utf8', windowsHide: true },
-      (err, _stdout, stderr) => {
-        if (!err) return resolve({ ok: true });
-        resolve(parseReport(realPath, String(stderr ?? '')) ?? { ok: true });
-      },
+      (err, _stdout, stderr) => resolve(checkResult(realPath, err !== null, String(stderr ?? ''))),
     );
   });
+}
+
+/** node under the permission model, reading only that one file, compiling it without running it. */
+function checkArgs(realPath: string): string[] {
+  // Node 20/22 spell the permission model --experimental-permission; later releases --permission.
+  const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+  return ['--no-warnings', permission, `--allow-fs-read=${realPath}`, '--check', realPath];
+}
+
+/** A check that failed without a SyntaxError report could not run: the host's import() decides. */
+function checkResult(realPath: string, failed: boolean, stderr: string): SyntaxCheck {
+  return failed ? (parseReport(realPath, stderr) ?? { ok: true }) : { ok: true };
 }
 
 /**
@@ -85,12 +92,14 @@ export function parseReport(realPath: string, stderr: string): SyntaxCheck | nul
  * reported at that line; otherwise authored tools' syntax errors surface later, from the tool
  * host's import(), without a file or line.
  */
-export async function probeSyntaxCheck(): Promise<{ ok: boolean; detail: string }> {
+export async function probeSyntaxCheck(children: ProbeChildren): Promise<{ ok: boolean; detail: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'supervisor-syntax-probe-'));
   try {
     const file = join(realpathSync(dir), 'tool.mjs');
     writeFileSync(file, 'export const ok = 1;\nexport const broken = (;\n');
-    const r = await runCheck(file);
+    // The same check as a core load runs, as a supervised tree: the doctor's children all are.
+    const child = await children.run(process.execPath, checkArgs(file), {});
+    const r = checkResult(file, child.code !== 0 || child.error !== undefined, child.stderr);
     if (!r.ok && r.line === 2) return { ok: true, detail: `node --check under the permission model reports an authored tool's syntax error at file:line:column (probe: line 2, column ${r.column ?? '?'})` };
     if (!r.ok) return { ok: false, detail: `node --check found the error but not its line (${r.message})` };
     return { ok: false, detail: 'node --check could not run here (no permission model?): an authored tool with a syntax error fails at its first call, without a line' };

@@ -1,13 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { markedPids } from '../helpers/procs.js';
+import { descendsFrom, markedPids } from '../helpers/procs.js';
 import { sandboxAvailability } from '../../src/process/index.js';
+import { ProbeChildren } from '../../src/process/probe-children.js';
 import { DOCTOR_MECHANISMS, DOCTOR_PROBE_MARKER_PREFIX, formatDoctor, runDoctor, runDoctorCommand } from '../../src/cli/doctor.js';
-import { probeThreadTier } from '../../src/cli/doctor-platform-probes.js';
+import { probeThreadTier } from '../../src/adapters/authored/thread-tier-probe.js';
 
-/** Live processes whose SUPERVISOR_SPAWN_ID is a doctor probe marker of this test process. */
-const probeLeftovers = (): number[] => markedPids(`${DOCTOR_PROBE_MARKER_PREFIX}-${process.pid}-`, { prefix: true });
+/**
+ * Live processes a doctor run of this test process left: spawnPath's children (marked with the
+ * doctor's prefix), and supervised trees (SUPERVISOR_SPAWN_ID=sp_…) below this process, which the
+ * doctor made a subreaper, so even a probe child's setsid orphan would be found here.
+ */
+const probeLeftovers = (): number[] => [
+  ...markedPids(`${DOCTOR_PROBE_MARKER_PREFIX}-${process.pid}-`, { prefix: true }),
+  ...markedPids('sp_', { prefix: true }).filter((pid) => descendsFrom(pid, process.pid)),
+];
 
 test('runDoctor reports the mechanisms known to work here and leaves no probe child behind', { skip: process.platform !== 'linux' && 'the doctor probes are measured on Linux' }, async () => {
   const report = await runDoctor();
@@ -57,44 +64,37 @@ test('runDoctorCommand: bad usage exits 2 naming the flag; --help exits 0', asyn
 });
 
 test('the thread-tier probe reports a host that dies at start or never answers as not usable, within its timeout', { skip: process.platform !== 'linux' && 'the doctor probes are measured on Linux' }, async () => {
-  const started: ChildProcess[] = [];
   // Stands in for the host with a real process that fails the way a broken install would.
-  const startWith =
-    (script: string) =>
-    (_command: string, _args: string[], env: Record<string, string>): ChildProcess => {
-      const c = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env });
-      started.push(c);
-      return c;
-    };
+  const children = new ProbeChildren();
   try {
-    const dies = await probeThreadTier(startWith("process.stderr.write('Error: Cannot find module worker-entry\\n'); process.exit(3)"), 3_000);
+    const dies = await probeThreadTier(children, 3_000, ['-e', "process.stderr.write('Error: Cannot find module worker-entry\\n'); process.exit(3)"]);
     assert.equal(dies.ok, false);
     assert.match(dies.detail, /^not usable: the trusted tool host did not say hello: the host ended \(exit code 3\): Error: Cannot find module worker-entry; the tier is a boundary around the supervisor only/);
     const t0 = Date.now();
-    const silent = await probeThreadTier(startWith('setTimeout(() => {}, 60_000)'), 400);
+    const silent = await probeThreadTier(children, 400, ['-e', 'setTimeout(() => {}, 60_000)']);
     assert.equal(silent.ok, false);
     assert.match(silent.detail, /did not say hello: no answer within 400 ms/);
     assert.ok(Date.now() - t0 < 2_000, `the probe took ${Date.now() - t0} ms`);
   } finally {
-    for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await Promise.all(started.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+    await children.close();
   }
+  assert.deepEqual(probeLeftovers(), [], 'the silent host outlived close()');
 });
 
 test('doctor stateDir: a private state dir is ok, one others can enter is a finding with the fix, a missing one will be made 0700', { skip: process.platform === 'win32' && 'no modes on Windows' }, async () => {
   const { mkdtempSync, chmodSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { probeStateDir } = await import('../../src/cli/doctor-state-dir-probe.js');
+  const { probeStateDir } = await import('../../src/store/state-dir-probe.js');
   const dir = mkdtempSync(join(tmpdir(), 'doctor-state-'));
   try {
-    assert.deepEqual([probeStateDir({ SUPERVISOR_STATE_DIR: dir }).ok], [true]);
+    assert.deepEqual([probeStateDir(dir, {}).ok], [true]);
     chmodSync(dir, 0o755);
-    const open = probeStateDir({ SUPERVISOR_STATE_DIR: dir });
+    const open = probeStateDir(dir, {});
     assert.equal(open.ok, false);
     assert.match(open.detail, new RegExp(`mode 0755: others can enter it.*chmod 700 ${dir}`));
-    assert.equal(probeStateDir({ SUPERVISOR_STATE_DIR: dir, SUPERVISOR_ALLOW_SHARED_STATE_DIR: '1' }).ok, true);
-    const missing = probeStateDir({ SUPERVISOR_STATE_DIR: join(dir, 'new') });
+    assert.equal(probeStateDir(dir, { SUPERVISOR_ALLOW_SHARED_STATE_DIR: '1' }).ok, true);
+    const missing = probeStateDir(join(dir, 'new'), {});
     assert.deepEqual([missing.ok, /will be made 0700/.test(missing.detail)], [true, true]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

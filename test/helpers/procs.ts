@@ -39,6 +39,21 @@ export function markedPids(spawnId: string, opts: { prefix?: boolean } = {}): nu
   return out;
 }
 
+/** True when `ancestor` is on `pid`'s chain of parents (as the kernel has it now: orphans count under their subreaper). */
+export function descendsFrom(pid: number, ancestor: number): boolean {
+  for (let p = pid, hops = 0; p > 1 && hops < 64; hops++) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${p}/stat`, 'latin1');
+    } catch {
+      return false;
+    }
+    p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (p === ancestor) return true;
+  }
+  return false;
+}
+
 export function alive(pid: number): boolean {
   const s = stateOf(pid);
   return s !== null && s !== 'Z' && s !== 'X';

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { probeSpawnPath } from '../../src/process/spawn-path-probe.js';
 import { probeSyntaxCheck } from '../../src/core/module-syntax.js';
+import { ProbeChildren } from '../../src/process/probe-children.js';
 import { markedPids } from '../helpers/procs.js';
 
 const env = { PATH: '/usr/bin:/bin', SUPERVISOR_SPAWN_ID: `spawn-path-probe-${process.pid}` };
@@ -32,7 +33,8 @@ test('spawnPath names the path each kind of tree takes, after starting and reapi
 });
 
 test('syntaxCheck finds a known syntax error at its line', async () => {
-  const r = await probeSyntaxCheck();
+  const children = new ProbeChildren();
+  const r = await probeSyntaxCheck(children).finally(() => children.close());
   assert.equal(r.ok, true, r.detail);
   assert.match(r.detail, /line 2/);
 });

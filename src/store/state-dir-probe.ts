@@ -1,11 +1,9 @@
-// doctor's stateDir line: whether the state dir the commands would use is private, so the store,
-// artifacts and tokens created 0600 inside it stay private. Read-only: nothing is created here.
+// For `doctor`: whether the state dir the commands would use is private, so the store, artifacts
+// and tokens created 0600 inside it stay private. Read-only: nothing is created here.
 import { lstatSync } from 'node:fs';
-import { ALLOW_SHARED_STATE_DIR_ENV } from '../store/index.js';
-import { defaultStateDir } from './state-dir.js';
+import { ALLOW_SHARED_STATE_DIR_ENV } from './private-files.js';
 
-export function probeStateDir(env: NodeJS.ProcessEnv = process.env): { ok: boolean; detail: string } {
-  const dir = defaultStateDir(env);
+export function probeStateDir(dir: string, env: NodeJS.ProcessEnv = process.env): { ok: boolean; detail: string } {
   if (process.platform === 'win32') return { ok: false, detail: `${dir}: ACLs are not inspected on Windows; files are not checked for privacy` };
   let st;
   try {

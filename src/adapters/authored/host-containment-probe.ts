@@ -1,13 +1,9 @@
-// Doctor: whether a process-tier tool host is kept from the supervisor here, found by trying it:
-// node, launched as a process-tier host is (the OS sandbox with the network, host-launch.ts),
+// For `doctor`: whether a process-tier tool host is kept from the supervisor here, found by trying
+// it: node, launched as a process-tier host is (the OS sandbox with the network, host-launch.ts),
 // signals the doctor and reads its /proc entry. Where this fails, process-tier tools are refused.
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { sandboxAvailability, sandboxCommand } from '../process/index.js';
-import type { ChildOutcome, DoctorEntry } from './doctor.js';
-
-type RunChild = (command: string, args: string[], env: Record<string, string>) => Promise<ChildOutcome>;
+import { sandboxAvailability } from '../../process/index.js';
+import { runNodeInSandbox } from '../../process/sandbox/sandbox-probes.js';
+import { howEnded, withScratchDirs, type MechanismFinding, type ProbeChildren } from '../../process/probe-children.js';
 
 // Inside: signal 0 to the doctor's pid (existence and permission, harmless) and read its environ.
 const CONTAINMENT_SCRIPT = `
@@ -19,27 +15,17 @@ try { fs.readFileSync('/proc/' + pid + '/environ'); out.environ = 'read'; } catc
 process.stdout.write(JSON.stringify(out));
 `;
 
-export async function probeToolHostContainment(run: RunChild): Promise<DoctorEntry> {
+export async function probeToolHostContainment(children: ProbeChildren): Promise<MechanismFinding> {
   const tier = sandboxAvailability({ refresh: true });
   if (!tier.usable) return { ok: false, detail: `NONE: process-tier tools are refused here (no ${tier.mechanism ?? 'mechanism'}): ${tier.reason}` };
-  const granted = fs.mkdtempSync(path.join(os.tmpdir(), 'supervisor-doctor-host-'));
-  try {
-    const cmd = sandboxCommand({
-      command: process.execPath,
-      args: ['-e', CONTAINMENT_SCRIPT, String(process.pid)],
-      readOnlyPaths: [granted],
-      writablePaths: [],
-      cwd: granted,
-      network: true,
-      env: { PATH: '/usr/bin:/bin' },
-    });
-    const r = await run(cmd.command, cmd.args, cmd.env);
+  return withScratchDirs(['host'], async ([granted]) => {
+    // The process tier keeps the network, so the probe does too.
+    const r = await runNodeInSandbox(children, CONTAINMENT_SCRIPT, String(process.pid), granted!, true);
     let seen: { signal?: string; environ?: string };
     try {
       seen = JSON.parse(r.stdout) as typeof seen;
     } catch {
-      const how = r.error ?? (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`);
-      return { ok: false, detail: `NOT contained (${tier.mechanism}): node did not run as a process-tier host (${how}): ${r.stderr.split('\n')[0] ?? ''}`.trim() };
+      return { ok: false, detail: `NOT contained (${tier.mechanism}): node did not run as a process-tier host (${howEnded(r)}): ${r.stderr.split('\n')[0] ?? ''}`.trim() };
     }
     const found = `signalling the doctor (pid ${process.pid}) gave ${seen.signal}, reading its /proc environ gave ${seen.environ}`;
     if (tier.mechanism === 'bubblewrap') {
@@ -50,7 +36,5 @@ export async function probeToolHostContainment(run: RunChild): Promise<DoctorEnt
     // Seatbelt allows signals only within the same sandbox. Unverified on a real Mac.
     const ok = seen.signal === 'EPERM' && seen.environ !== 'read';
     return { ok, detail: `${ok ? 'contained' : 'NOT contained'} (sandbox-exec, profile UNVERIFIED): ${found}` };
-  } finally {
-    fs.rmSync(granted, { recursive: true, force: true });
-  }
+  });
 }
