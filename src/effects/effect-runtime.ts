@@ -212,7 +212,11 @@ export class EffectRuntime {
     }
   }
 
-  /** `overCap`: the session's limits.max_concurrent_calls, reached: the call is refused (and audited) before step 1. */
+  /**
+   * The eight steps in the seed's order, each returning its result or the Refusal that ends the
+   * effect. `overCap`: the session's limits.max_concurrent_calls, reached: the call is refused
+   * (and audited) before step 1.
+   */
   private async run(req: EffectRequest, ctx: TurnExecutionContext, overCap?: number): Promise<EffectOutcome> {
     const trace = openTrace(req, this.knownSecrets());
     const refuse = (r: Refusal): Promise<EffectOutcome> => this.refuse(ctx, trace, r);
@@ -231,7 +235,7 @@ export class EffectRuntime {
     if (bound instanceof Refusal) return refuse(bound);
     const out = await this.invokeAdapter(checked, req.args, ctx, approved, bound, trace);
     if (out instanceof Refusal) return refuse(out);
-    return this.complete(ctx, trace, out);
+    return this.produceViews(ctx, trace, out);
   }
 
   /** Step 1: the request was made by this runtime, from this catalog, for an entry it owns; valid arguments. */
@@ -474,7 +478,7 @@ export class EffectRuntime {
   }
 
   /** Step 8: bounded, redacted, separate views, recorded with the effect's other events. */
-  private async complete(ctx: TurnExecutionContext, trace: EffectTrace, out: AdapterOutput): Promise<EffectOutcome> {
+  private async produceViews(ctx: TurnExecutionContext, trace: EffectTrace, out: AdapterOutput): Promise<EffectOutcome> {
     trace.durationMs = Date.now() - trace.startedAt;
     let views: EffectViews;
     try {
