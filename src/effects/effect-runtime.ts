@@ -6,35 +6,17 @@ import type { ValidateFunction } from 'ajv';
 import { compileInputSchema, DEFAULT_SESSION_CAPS } from '../core/index.js';
 import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
 import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
-import {
-  approvalKey,
-  CapabilityDeniedError,
-  previewArguments,
-  refineByClass,
-  type ApprovalBroker,
-  type ApprovalDecision,
-  type ApprovalKey,
-  type ApprovalPolicy,
-  type ArgumentPreview,
-} from '../policy/index.js';
+import { CapabilityDeniedError, refineByClass, type ApprovalBroker, type ApprovalDecision, type ApprovalKey } from '../policy/index.js';
 import { appendEventsDeferred, appendEventsGrouped, flushDeferredWrites, SessionSearch, SessionStore, type Database } from '../store/index.js';
-import {
-  AdapterCheckError,
-  AdapterUnavailableError,
-  type AdapterEntry,
-  type AdapterEnv,
-  type AdapterOutput,
-  type EffectAdapter,
-  type Preflight,
-  type SandboxRequirement,
-} from '../adapters/adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type Preflight } from '../adapters/adapter-types.js';
 import { containmentFor, sandboxRequirement, type Containment, type ContainmentResult } from './containment.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectOutcome, EffectRequest, EffectViews, TurnExecutionContext } from './types.js';
 import { admit } from './admission.js';
-import { openTrace, REDACTION_REFUSAL, Refusal, type EffectEvent, type EffectTrace } from './effect-trace.js';
+import { approvalKeyFor, approvalRequest, sandboxAudit } from './approval-request.js';
+import { openTrace, REDACTION_REFUSAL, Refusal, type ApprovedCall, type CheckedCall, type EffectEvent, type EffectTrace } from './effect-trace.js';
 import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
 
 const DEFAULT_DEADLINE_MS = 120_000;
@@ -67,42 +49,6 @@ export interface EffectRuntimeOptions {
 const running = new WeakMap<Database, number>();
 /** Calls in flight per session of each store, across runtimes (what limits.max_concurrent_calls counts). */
 const inFlight = new WeakMap<Database, Map<string, number>>();
-
-/** What, besides an --approve rule, would let this entry run without asking (for a denial's text). */
-function howToAllow(entry: CatalogEntry): string {
-  if (entry.source === 'builtin') {
-    const readOnly = entry.name === 'terminal' ? '; read-only commands inside the workspace can be auto-approved with approval.auto_approve: [read-only] in agent.yaml' : '';
-    return `${entry.name} is a builtin: configuration can make its approval stricter, never looser${readOnly}`;
-  }
-  // The setting that actually decides: a floor in agent.yaml, or the declaration itself.
-  if (entry.approvalFloor !== null) {
-    return `${entry.name} is declared ${entry.declaredApproval} (${entry.provenance}); agent.yaml's ${entry.approvalFloor} makes it ${entry.approval}: change that setting (agent.yaml only tightens a tool's approval)`;
-  }
-  return `or set approval: auto where it is declared (${entry.provenance})`;
-}
-
-/** What the audit records about containment: sandboxed or not, and why (never guessed later). */
-function sandboxAudit(req: SandboxRequirement | null, c: Containment, d: ApprovalDecision): Readonly<Record<string, unknown>> {
-  if (!d.approved) return { sandboxed: false, why: c.withheld !== null ? `not approved (${d.source}); not auto-approved: ${c.withheld}` : `not approved (${d.source})` };
-  if (req) return { sandboxed: true, because: req.because, why: req.why };
-  return { sandboxed: false, why: `explicit approval (${d.source})` };
-}
-
-/** What step 4 found and checked: the adapter, its entry and environment, the action's preflight. */
-interface CheckedCall {
-  readonly entry: CatalogEntry;
-  readonly adapter: EffectAdapter;
-  readonly adapterEntry: AdapterEntry;
-  readonly env: AdapterEnv;
-  /** The secret bindings agent.yaml declares for the tool; resolved only in step 6. */
-  readonly bindings: readonly SecretBindingRequest[];
-  readonly pre: Preflight;
-}
-
-/** What step 5 decided besides "yes": whether step 7 runs inside the OS sandbox, and why. */
-interface ApprovedCall {
-  readonly sandbox: SandboxRequirement | null;
-}
 
 /** The session's limits.max_concurrent_calls was reached: the call is refused before step 1. */
 function sessionCapReached(cap: number): Refusal {
@@ -320,7 +266,7 @@ export class EffectRuntime {
     const containment = contained.containment;
     this.noticeWithheld(containment, trace.events);
     trace.policy = containment.policy;
-    const key = this.approvalKeyFor(call, ctx, containment.policy);
+    const key = approvalKeyFor(call, ctx, this.o.catalog.capabilities.digest, containment.policy);
     trace.approvalKey = key.id;
     const decision = await this.decide(call, args, ctx, key, containment);
     if (decision instanceof Refusal) return decision;
@@ -342,23 +288,8 @@ export class EffectRuntime {
     return containmentFor(refined, call.pre, this.o.sandboxAvailability ?? (() => sandboxAvailability()));
   }
 
-  private approvalKeyFor(call: CheckedCall, ctx: TurnExecutionContext, policy: ApprovalPolicy): ApprovalKey {
-    const { entry, pre, bindings } = call;
-    return approvalKey({
-      principal: ctx.principal,
-      session: ctx.sessionId,
-      coreRevision: entry.coreRevision,
-      capabilitySnapshot: this.o.catalog.capabilities.digest,
-      policy,
-      effect: { ref: entry.ref, name: entry.name },
-      // Which secret goes into which variable is part of what is approved.
-      action: (bindings.length === 0 ? pre.action : { kind: pre.action.kind, target: { ...pre.action.target, secrets: bindings.map((b) => ({ secret: b.secret, env: b.env })) } }) as never,
-    });
-  }
-
   /** The broker's decision on this exact call; a broker that fails denies it. */
   private async decide(call: CheckedCall, args: unknown, ctx: TurnExecutionContext, key: ApprovalKey, containment: Containment): Promise<ApprovalDecision | Refusal> {
-    const { entry, bindings } = call;
     // What the operator is shown (and what a pending request stores) passes the redactor too: a
     // model can put a known secret's value into its arguments. The key binds the real action.
     let redact: TextRedactor;
@@ -369,34 +300,8 @@ export class EffectRuntime {
     } catch {
       return REDACTION_REFUSAL;
     }
-    // The argument preview is worked out only if someone is shown it (a prompt, a pending
-    // request): most calls are decided by policy, a rule or the cache without it.
-    let preview: ArgumentPreview | undefined;
     try {
-      return await this.o.broker.decide(
-        {
-          key,
-          policy: containment.policy,
-          toolName: entry.name,
-          capability: entry.capability,
-          get preview(): ArgumentPreview {
-            if (!preview) {
-              const p = previewArguments(args);
-              preview = { ...p, text: redact(p.text) };
-            }
-            return preview;
-          },
-          actionSummary: summary,
-          principalId: ctx.principal,
-          sessionId: ctx.sessionId,
-          // Only a denial's text reads it: not built for the calls a policy or rule decides.
-          get howToAllow(): string {
-            return [howToAllow(entry), containment.withheld, bindings.length > 0 ? 'a call that binds a secret is never approved by a command class' : null].filter(Boolean).join('; ');
-          },
-          ...(bindings.length > 0 ? { secrets: bindings.map((b) => `${b.secret} as $${b.env}`) } : {}),
-        },
-        ctx.signal,
-      );
+      return await this.o.broker.decide(approvalRequest({ call, args, ctx, key, containment, redact, summary }), ctx.signal);
     } catch (err) {
       return new Refusal('APPROVAL_DENIED', 5, `approval failed: ${(err as Error).message}`);
     }

@@ -1,7 +1,9 @@
 // What the eight steps hand each other: one typed trace of the effect, filled in as the steps
-// learn it (every view and audit record is built from it), and the refusal a step returns instead
-// of its result.
+// learn it (every view and audit record is built from it), the results later steps read, and the
+// refusal a step returns instead of its result.
+import type { AdapterEntry, AdapterEnv, EffectAdapter, Preflight, SandboxRequirement } from '../adapters/adapter-types.js';
 import type { CatalogEntry } from '../catalog/index.js';
+import type { SecretBindingRequest } from '../secrets/index.js';
 import type { EffectErrorCode, EffectRequest, EffectStep } from './types.js';
 import { NO_REDACTION, type TextRedactor } from './views.js';
 
@@ -62,6 +64,22 @@ export function openTrace(req: EffectRequest, secrets: string[]): EffectTrace {
     bindings: [],
     events: [],
   };
+}
+
+/** What step 4 found and checked: the adapter, its entry and environment, the action's preflight. */
+export interface CheckedCall {
+  readonly entry: CatalogEntry;
+  readonly adapter: EffectAdapter;
+  readonly adapterEntry: AdapterEntry;
+  readonly env: AdapterEnv;
+  /** The secret bindings agent.yaml declares for the tool; resolved only in step 6. */
+  readonly bindings: readonly SecretBindingRequest[];
+  readonly pre: Preflight;
+}
+
+/** What step 5 decided besides "yes": whether step 7 runs inside the OS sandbox, and why. */
+export interface ApprovedCall {
+  readonly sandbox: SandboxRequirement | null;
 }
 
 /** Why a step stopped the effect: what its EffectError says. */
