@@ -235,14 +235,14 @@ class ExternalRun {
       this.bad.unknown++;
       return;
     }
-    this.onEvent(ev);
+    this.onStreamEvent(ev);
   }
 
   private foldRefusedLine(payload: Record<string, unknown>): void {
     if (this.bad.oversized + this.bad.malformed <= MAX_FOLDED_BAD_LINES) this.fold('runtime.line_refused', payload);
   }
 
-  private onEvent(ev: CliStreamEvent): void {
+  private onStreamEvent(ev: CliStreamEvent): void {
     switch (ev.kind) {
       case 'init':
         return this.onInit(ev);
