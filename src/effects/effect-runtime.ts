@@ -6,24 +6,17 @@ import type { ValidateFunction } from 'ajv';
 import { compileInputSchema, DEFAULT_SESSION_CAPS } from '../core/index.js';
 import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
 import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
-import {
-  approvalKey,
-  CapabilityDeniedError,
-  previewArguments,
-  refineByClass,
-  type ApprovalBroker,
-  type ApprovalDecision,
-  type ApprovalPolicy,
-  type ArgumentPreview,
-} from '../policy/index.js';
+import { CapabilityDeniedError, refineByClass, type ApprovalBroker, type ApprovalDecision, type ApprovalKey } from '../policy/index.js';
 import { appendEventsDeferred, appendEventsGrouped, flushDeferredWrites, SessionSearch, SessionStore, type Database } from '../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type Preflight, type SandboxRequirement } from '../adapters/adapter-types.js';
-import { containmentFor, sandboxRequirement, type Containment } from './containment.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type Preflight } from '../adapters/adapter-types.js';
+import { containmentFor, sandboxRequirement, type Containment, type ContainmentResult } from './containment.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
-import type { EffectErrorCode, EffectOutcome, EffectRequest, EffectStep, TurnExecutionContext } from './types.js';
+import type { EffectOutcome, EffectRequest, EffectViews, TurnExecutionContext } from './types.js';
 import { admit } from './admission.js';
+import { approvalKeyFor, approvalRequest, sandboxAudit } from './approval-request.js';
+import { openTrace, REDACTION_REFUSAL, Refusal, type ApprovedCall, type CheckedCall, type EffectEvent, type EffectTrace } from './effect-trace.js';
 import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
 
 const DEFAULT_DEADLINE_MS = 120_000;
@@ -57,24 +50,36 @@ const running = new WeakMap<Database, number>();
 /** Calls in flight per session of each store, across runtimes (what limits.max_concurrent_calls counts). */
 const inFlight = new WeakMap<Database, Map<string, number>>();
 
-/** What, besides an --approve rule, would let this entry run without asking (for a denial's text). */
-function howToAllow(entry: CatalogEntry): string {
-  if (entry.source === 'builtin') {
-    const readOnly = entry.name === 'terminal' ? '; read-only commands inside the workspace can be auto-approved with approval.auto_approve: [read-only] in agent.yaml' : '';
-    return `${entry.name} is a builtin: configuration can make its approval stricter, never looser${readOnly}`;
-  }
-  // The setting that actually decides: a floor in agent.yaml, or the declaration itself.
-  if (entry.approvalFloor !== null) {
-    return `${entry.name} is declared ${entry.declaredApproval} (${entry.provenance}); agent.yaml's ${entry.approvalFloor} makes it ${entry.approval}: change that setting (agent.yaml only tightens a tool's approval)`;
-  }
-  return `or set approval: auto where it is declared (${entry.provenance})`;
+/** The session's limits.max_concurrent_calls was reached: the call is refused before step 1. */
+function sessionCapReached(cap: number): Refusal {
+  return new Refusal(
+    'LIMIT_REACHED',
+    1,
+    `this session already has ${cap} calls in flight, its limit (limits.max_concurrent_calls in agent.yaml); ` +
+      'the call did not run: call it again after one of them has returned, or raise limits.max_concurrent_calls',
+  );
 }
 
-/** What the audit records about containment: sandboxed or not, and why (never guessed later). */
-function sandboxAudit(req: SandboxRequirement | null, c: Containment, d: ApprovalDecision): Readonly<Record<string, unknown>> {
-  if (!d.approved) return { sandboxed: false, why: c.withheld !== null ? `not approved (${d.source}); not auto-approved: ${c.withheld}` : `not approved (${d.source})` };
-  if (req) return { sandboxed: true, because: req.because, why: req.why };
-  return { sandboxed: false, why: `explicit approval (${d.source})` };
+/** The adapter's signal: aborted by the caller's cancel, or by the backstop (then `overran`). */
+function adapterSignal(cancel: AbortSignal | undefined, backstopMs: number): { signal: AbortSignal; readonly overran: boolean; release(): void } {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort();
+  cancel?.addEventListener('abort', onAbort, { once: true });
+  let overran = false;
+  const timer = setTimeout(() => {
+    overran = true;
+    controller.abort();
+  }, backstopMs);
+  return {
+    signal: controller.signal,
+    get overran() {
+      return overran;
+    },
+    release() {
+      clearTimeout(timer);
+      cancel?.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 /** A deferred audit commit failed: the effect ran, its record is not in the store. */
@@ -153,81 +158,93 @@ export class EffectRuntime {
     }
   }
 
-  /** `overCap`: the session's limits.max_concurrent_calls, reached: the call is refused (and audited) before step 1. */
+  /**
+   * The eight steps in the seed's order, each returning its result or the Refusal that ends the
+   * effect. `overCap`: the session's limits.max_concurrent_calls, reached: the call is refused
+   * (and audited) before step 1.
+   */
   private async run(req: EffectRequest, ctx: TurnExecutionContext, overCap?: number): Promise<EffectOutcome> {
-    const t0 = Date.now();
+    const trace = openTrace(req, this.knownSecrets());
+    const refuse = (r: Refusal): Promise<EffectOutcome> => this.refuse(ctx, trace, r);
+    if (overCap !== undefined) return refuse(sessionCapReached(overCap));
+    const entry = this.checkBinding(req);
+    if (entry instanceof Refusal) return refuse(entry);
+    const otherPrincipal = this.checkPrincipal(ctx);
+    if (otherPrincipal) return refuse(otherPrincipal);
+    const notGranted = this.requireCapability(entry.capability, 3);
+    if (notGranted) return refuse(notGranted);
+    const checked = this.runPureChecks(entry, req.args, ctx, trace);
+    if (checked instanceof Refusal) return refuse(checked);
+    const approved = await this.resolveApproval(checked, req.args, ctx, trace);
+    if (approved instanceof Refusal) return refuse(approved);
+    const bound = await this.bindApprovedSecrets(checked, trace);
+    if (bound instanceof Refusal) return refuse(bound);
+    const out = await this.invokeAdapter(checked, req.args, ctx, approved, bound, trace);
+    if (out instanceof Refusal) return refuse(out);
+    return this.produceViews(ctx, trace, out);
+  }
+
+  /** Step 1: the request was made by this runtime, from this catalog, for an entry it owns; valid arguments. */
+  private checkBinding(req: EffectRequest): CatalogEntry | Refusal {
     const entry = req?.entry as CatalogEntry | undefined;
-    const base = {
-      callId: String(req?.callId ?? ''),
-      tool: String(entry?.name ?? '?'),
-      capability: String(entry?.capability ?? '?'),
-      policy: String(entry?.approval ?? '?'),
-      approval: null as { approved: boolean; source: string; reason: string } | null,
-      durationMs: 0,
-      summary: null as string | null,
-      audit: null as Readonly<Record<string, unknown>> | null,
-      // Values to remove from every view: this effect's bound secrets and every secret resolved so far.
-      secrets: this.knownSecrets(),
-      redact: NO_REDACTION as TextRedactor,
-      approvalKey: null as string | null,
-      deadlineMs: null as number | null,
-      bindings: [] as readonly Readonly<Record<string, unknown>>[],
-    };
-    const events: { kind: string; payload: unknown }[] = [];
-    const fail = async (code: EffectErrorCode, step: EffectStep, message: string): Promise<EffectOutcome> => {
-      base.durationMs = Date.now() - t0;
-      let views;
-      try {
-        if (base.redact === NO_REDACTION && base.secrets.length > 0) base.redact = this.redactor();
-        views = errorViews(base, code, step, message);
-      } catch {
-        views = REDACTION_FAILED_VIEWS;
-      }
-      events.push({ kind: 'effect.failed', payload: views.durable });
-      await this.record(ctx, events);
-      return { ok: false, callId: base.callId, tool: base.tool, code, step, message, views };
-    };
-
-    if (overCap !== undefined) {
-      return fail(
-        'LIMIT_REACHED',
-        1,
-        `this session already has ${overCap} calls in flight, its limit (limits.max_concurrent_calls in agent.yaml); ` +
-          'the call did not run: call it again after one of them has returned, or raise limits.max_concurrent_calls',
-      );
-    }
-
-    // 1. The binding: made by this runtime, from this catalog, for an entry it owns; valid arguments.
     if (!entry || !this.issued.has(req) || req.catalogId !== this.o.catalog.id || !this.o.catalog.owns(entry)) {
-      return fail('BINDING_INVALID', 1, 'the request was not made from this turn’s catalog (another or an older catalog, or a copy); resolve the call again');
+      return new Refusal('BINDING_INVALID', 1, 'the request was not made from this turn’s catalog (another or an older catalog, or a copy); resolve the call again');
     }
     const validate = this.validatorFor(entry);
     if (validate === null) {
-      return fail('ARGS_INVALID', 1, `${entry.name}'s input schema cannot be used; the call did not run (see supervisor catalog)`);
+      return new Refusal('ARGS_INVALID', 1, `${entry.name}'s input schema cannot be used; the call did not run (see supervisor catalog)`);
     }
     if (!validate(req.args)) {
       const why = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
-      return fail('ARGS_INVALID', 1, `arguments do not match ${entry.name}'s input schema: ${why}`);
+      return new Refusal('ARGS_INVALID', 1, `arguments do not match ${entry.name}'s input schema: ${why}`);
     }
+    return entry;
+  }
 
-    // 2. Principal scope: the catalog was resolved for one principal.
-    if (ctx.principal !== this.o.catalog.principal) {
-      return fail('PRINCIPAL_DENIED', 2, `this catalog belongs to another principal`);
-    }
+  /** Step 2: the catalog was resolved for one principal. */
+  private checkPrincipal(ctx: TurnExecutionContext): Refusal | null {
+    return ctx.principal === this.o.catalog.principal ? null : new Refusal('PRINCIPAL_DENIED', 2, `this catalog belongs to another principal`);
+  }
 
-    // 3. The immutable capability snapshot.
+  /** Step 3 (the entry's capability) and step 4 (what the exact action needs besides): the immutable snapshot. */
+  private requireCapability(capability: string, step: 3 | 4): Refusal | null {
     try {
-      this.o.catalog.capabilities.require(entry.capability);
+      this.o.catalog.capabilities.require(capability);
+      return null;
     } catch (err) {
-      if (err instanceof CapabilityDeniedError) return fail('CAPABILITY_DENIED', 3, err.message);
+      if (err instanceof CapabilityDeniedError) return new Refusal('CAPABILITY_DENIED', step, err.message);
       throw err;
     }
+  }
 
-    // 4. Pure checks (workspace, command, env): no process, no network, no file mutation.
+  /** Step 4: pure checks (workspace, command, env): no process, no network, no file mutation. */
+  private runPureChecks(entry: CatalogEntry, args: unknown, ctx: TurnExecutionContext, trace: EffectTrace): CheckedCall | Refusal {
     const adapter = adapterFor(entry.adapterKey);
-    if (!adapter) return fail('BINDING_INVALID', 1, `no adapter for ${entry.adapterKey}`);
+    if (!adapter) return new Refusal('BINDING_INVALID', 1, `no adapter for ${entry.adapterKey}`);
     const bindings = this.bindingsFor(entry);
-    const env: AdapterEnv = {
+    const env = this.adapterEnv(ctx, bindings);
+    const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
+    let pre: Preflight;
+    try {
+      pre = adapter.preflight(adapterEntry, args, env);
+    } catch (err) {
+      if (err instanceof AdapterCheckError) return new Refusal('CHECK_FAILED', 4, err.message);
+      if (err instanceof AdapterUnavailableError) return new Refusal('NOT_IMPLEMENTED', 4, err.message);
+      throw err;
+    }
+    trace.summary = pre.summary;
+    trace.audit = pre.audit;
+    // What this exact action needs beyond the entry's capability, checked like step 3.
+    for (const required of pre.requires ?? []) {
+      const denied = this.requireCapability(required, 4);
+      if (denied) return denied;
+    }
+    return { entry, adapter, adapterEntry, env, bindings, pre };
+  }
+
+  /** What every adapter may see of this runtime, for this caller (only the names of secret targets). */
+  private adapterEnv(ctx: TurnExecutionContext, bindings: readonly SecretBindingRequest[]): AdapterEnv {
+    return {
       workspace: this.o.catalog.core.workspace,
       core: this.o.catalog.core,
       supervisor: this.o.supervisor,
@@ -237,182 +254,167 @@ export class EffectRuntime {
       owner: { principal: ctx.principal, sessionId: ctx.sessionId },
       ...(this.o.tasks ? { tasks: this.o.tasks } : {}),
     };
-    const adapterEntry = { name: entry.name, adapterKey: entry.adapterKey, capability: entry.capability };
-    let pre: Preflight;
-    try {
-      pre = adapter.preflight(adapterEntry, req.args, env);
-    } catch (err) {
-      if (err instanceof AdapterCheckError) return fail('CHECK_FAILED', 4, err.message);
-      if (err instanceof AdapterUnavailableError) return fail('NOT_IMPLEMENTED', 4, err.message);
-      throw err;
-    }
-    base.summary = pre.summary;
-    base.audit = pre.audit;
-    // What this exact action needs beyond the entry's capability, checked like step 3.
-    for (const required of pre.requires ?? []) {
-      try {
-        this.o.catalog.capabilities.require(required);
-      } catch (err) {
-        if (err instanceof CapabilityDeniedError) return fail('CAPABILITY_DENIED', 4, err.message);
-        throw err;
-      }
-    }
+  }
 
-    // 5. Approval: the folded policy, refined by the checks; the key binds this exact action. A call
-    // that binds a secret is never approved by a command class; a class approval must be contained.
-    const refined = refineByClass(entry.approval, pre.checks, { allowAutoFor: bindings.length > 0 ? [] : [...this.o.catalog.core.agent.approval.auto_approve] });
-    const contained = containmentFor(refined, pre, this.o.sandboxAvailability ?? (() => sandboxAvailability()));
-    if (!contained.ok) return fail('CHECK_FAILED', 4, contained.message);
+  /**
+   * Step 5: the folded policy, refined by the checks; the key binds this exact action. A call
+   * that binds a secret is never approved by a command class; a class approval must be contained.
+   */
+  private async resolveApproval(call: CheckedCall, args: unknown, ctx: TurnExecutionContext, trace: EffectTrace): Promise<ApprovedCall | Refusal> {
+    const contained = this.containment(call);
+    if (!contained.ok) return new Refusal('CHECK_FAILED', 4, contained.message);
     const containment = contained.containment;
-    this.noticeWithheld(containment, events);
-    const policy: ApprovalPolicy = containment.policy;
-    base.policy = policy;
-    const key = approvalKey({
-      principal: ctx.principal,
-      session: ctx.sessionId,
-      coreRevision: entry.coreRevision,
-      capabilitySnapshot: this.o.catalog.capabilities.digest,
-      policy,
-      effect: { ref: entry.ref, name: entry.name },
-      // Which secret goes into which variable is part of what is approved.
-      action: (bindings.length === 0 ? pre.action : { kind: pre.action.kind, target: { ...pre.action.target, secrets: bindings.map((b) => ({ secret: b.secret, env: b.env })) } }) as never,
-    });
-    base.approvalKey = key.id;
+    this.noticeWithheld(containment, trace.events);
+    trace.policy = containment.policy;
+    const key = approvalKeyFor(call, ctx, this.o.catalog.capabilities.digest, containment.policy);
+    trace.approvalKey = key.id;
+    const decision = await this.decide(call, args, ctx, key, containment);
+    if (decision instanceof Refusal) return decision;
+    trace.approval = { approved: decision.approved, source: decision.source, reason: decision.reason };
+    // A decision someone made (operator, rule, cache of an operator's answer) is durable before
+    // anything runs; a policy's own auto/deny travels in the effect's event batch instead.
+    if (decision.source !== 'policy') this.recordApproval(ctx, key.id, call.entry, decision);
+    // Whether it runs sandboxed, and why, is part of the effect's record.
+    const sandbox = sandboxRequirement(containment, decision);
+    if (call.pre.sandbox !== undefined || containment.withheld !== null) trace.audit = { ...trace.audit, sandbox: sandboxAudit(sandbox, containment, decision) };
+    if (!decision.approved) return new Refusal('APPROVAL_DENIED', 5, decision.reason);
+    return { sandbox };
+  }
+
+  /** The entry's policy refined by the checks, and whether a class approval can be held by the sandbox. */
+  private containment(call: CheckedCall): ContainmentResult {
+    const allowAutoFor = call.bindings.length > 0 ? [] : [...this.o.catalog.core.agent.approval.auto_approve];
+    const refined = refineByClass(call.entry.approval, call.pre.checks, { allowAutoFor });
+    return containmentFor(refined, call.pre, this.o.sandboxAvailability ?? (() => sandboxAvailability()));
+  }
+
+  /** The broker's decision on this exact call; a broker that fails denies it. */
+  private async decide(call: CheckedCall, args: unknown, ctx: TurnExecutionContext, key: ApprovalKey, containment: Containment): Promise<ApprovalDecision | Refusal> {
     // What the operator is shown (and what a pending request stores) passes the redactor too: a
-    // model can put a known secret's value into its arguments. The key above binds the real action.
+    // model can put a known secret's value into its arguments. The key binds the real action.
     let redact: TextRedactor;
     let summary: string;
     try {
       redact = this.redactor();
-      summary = redact(pre.summary);
+      summary = redact(call.pre.summary);
     } catch {
-      return this.redactionFailed(ctx, base, events);
+      return REDACTION_REFUSAL;
     }
-    // The argument preview is worked out only if someone is shown it (a prompt, a pending
-    // request): most calls are decided by policy, a rule or the cache without it.
-    const args = req.args;
-    let preview: ArgumentPreview | undefined;
-    let decision: ApprovalDecision;
     try {
-      decision = await this.o.broker.decide(
-        {
-          key,
-          policy,
-          toolName: entry.name,
-          capability: entry.capability,
-          get preview(): ArgumentPreview {
-            if (!preview) {
-              const p = previewArguments(args);
-              preview = { ...p, text: redact(p.text) };
-            }
-            return preview;
-          },
-          actionSummary: summary,
-          principalId: ctx.principal,
-          sessionId: ctx.sessionId,
-          // Only a denial's text reads it: not built for the calls a policy or rule decides.
-          get howToAllow(): string {
-            return [howToAllow(entry), containment.withheld, bindings.length > 0 ? 'a call that binds a secret is never approved by a command class' : null].filter(Boolean).join('; ');
-          },
-          ...(bindings.length > 0 ? { secrets: bindings.map((b) => `${b.secret} as $${b.env}`) } : {}),
-        },
-        ctx.signal,
-      );
+      return await this.o.broker.decide(approvalRequest({ call, args, ctx, key, containment, redact, summary }), ctx.signal);
     } catch (err) {
-      return fail('APPROVAL_DENIED', 5, `approval failed: ${(err as Error).message}`);
+      return new Refusal('APPROVAL_DENIED', 5, `approval failed: ${(err as Error).message}`);
     }
-    base.approval = { approved: decision.approved, source: decision.source, reason: decision.reason };
-    // A decision someone made (operator, rule, cache of an operator's answer) is durable before
-    // anything runs; a policy's own auto/deny travels in the effect's event batch instead.
-    if (decision.source !== 'policy') this.recordApproval(ctx, key.id, entry, decision);
-    // Whether it runs sandboxed, and why, is part of the effect's record.
-    const sandbox = sandboxRequirement(containment, decision);
-    if (pre.sandbox !== undefined || containment.withheld !== null) base.audit = { ...base.audit, sandbox: sandboxAudit(sandbox, containment, decision) };
-    if (!decision.approved) return fail('APPROVAL_DENIED', 5, decision.reason);
+  }
 
-    // 6. Secrets: resolved only now, after approval, for this effect; the earliest expiry clamps it.
+  /**
+   * Step 6: secrets resolved only now, after approval, for this effect; the earliest expiry
+   * clamps it. Then one compiled redactor for this effect's views: a set that cannot be redacted
+   * safely stops the effect here, before anything runs.
+   */
+  private async bindApprovedSecrets(call: CheckedCall, trace: EffectTrace): Promise<SecretBindingSet | null | Refusal> {
     let bound: SecretBindingSet | null = null;
-    if (bindings.length > 0) {
+    if (call.bindings.length > 0) {
       try {
-        bound = await bindSecrets(this.secretStore, bindings, { grants: (capability: string) => this.o.catalog.capabilities.allows(capability), background: pre.background === true });
+        bound = await bindSecrets(this.secretStore, call.bindings, { grants: (capability: string) => this.o.catalog.capabilities.allows(capability), background: call.pre.background === true });
       } catch (err) {
-        if (err instanceof SecretError) return fail('SECRET_DENIED', 6, err.message);
+        if (err instanceof SecretError) return new Refusal('SECRET_DENIED', 6, err.message);
         throw err;
       }
-      base.bindings = bound.metadata.map((m) => ({ ...m }));
-      base.secrets = this.knownSecrets();
+      trace.bindings = bound.metadata.map((m) => ({ ...m }));
+      trace.secrets = this.knownSecrets();
     }
-    // One compiled redactor for this effect's views; a set that cannot be redacted safely stops
-    // the effect here, before anything runs.
     try {
-      base.redact = this.redactor();
+      trace.redact = this.redactor();
     } catch {
       bound?.overlay.wipe();
-      return this.redactionFailed(ctx, base, events);
+      return REDACTION_REFUSAL;
     }
-    const secrets = base.secrets;
+    return bound;
+  }
 
-    // 7. The adapter, under the deadline and the cancel signal.
+  /** Step 7: the adapter, under the deadline and the cancel signal; the bound secrets are wiped after. */
+  private async invokeAdapter(
+    call: CheckedCall,
+    args: unknown,
+    ctx: TurnExecutionContext,
+    approved: ApprovedCall,
+    bound: SecretBindingSet | null,
+    trace: EffectTrace,
+  ): Promise<AdapterOutput | Refusal> {
     let deadlineMs = ctx.deadlineMs ?? DEFAULT_DEADLINE_MS;
     if (bound?.deadline != null) deadlineMs = Math.max(1, Math.min(deadlineMs, bound.deadline - Date.now()));
-    base.deadlineMs = deadlineMs;
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort();
-    ctx.signal?.addEventListener('abort', onAbort, { once: true });
-    let overran = false;
-    const timer = setTimeout(() => {
-      overran = true;
-      controller.abort();
-    }, deadlineMs + BACKSTOP_MS);
-    // Long calls tell the operator they are still running (the model sees only the result).
-    const started = Date.now();
-    const beat = this.o.onProgress
-      ? setInterval(() => this.progress(base, { progress: Math.round((Date.now() - started) / 1000), message: 's, still running' }), this.o.heartbeatMs ?? 10_000)
-      : undefined;
-    beat?.unref();
-    let out;
+    trace.deadlineMs = deadlineMs;
+    const guard = adapterSignal(ctx.signal, deadlineMs + BACKSTOP_MS);
+    const beat = this.heartbeat(trace);
     try {
-      out = await adapter.invoke(adapterEntry, req.args, {
-        ...env,
-        signal: controller.signal,
+      return await call.adapter.invoke(call.adapterEntry, args, {
+        ...call.env,
+        signal: guard.signal,
         deadlineMs,
         // Live: a stream this effect starts (a background task, a long tree) also redacts secrets
         // this session resolves after it started.
         redact: this.secretStore.redaction,
         // Stored history is reachable only from here on: after capability and approval.
         history: (this.history ??= new SessionSearch(this.o.db)),
-        ...(pre.prepared !== undefined ? { prepared: pre.prepared } : {}),
-        ...(sandbox ? { sandbox } : {}),
+        ...(call.pre.prepared !== undefined ? { prepared: call.pre.prepared } : {}),
+        ...(approved.sandbox ? { sandbox: approved.sandbox } : {}),
         ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),
-        ...(this.o.onProgress ? { onProgress: (p: { progress: number; total?: number; message?: string }) => this.progress(base, p) } : {}),
+        ...(this.o.onProgress ? { onProgress: (p: { progress: number; total?: number; message?: string }) => this.progress(trace, p) } : {}),
       });
     } catch (err) {
-      if (ctx.signal?.aborted) return fail('CANCELLED', 7, 'the call was cancelled');
-      if (overran) return fail('TIMEOUT', 7, `the effect exceeded its deadline of ${deadlineMs} ms`);
-      return fail('ADAPTER_FAILED', 7, (err as Error).message);
+      if (ctx.signal?.aborted) return new Refusal('CANCELLED', 7, 'the call was cancelled');
+      if (guard.overran) return new Refusal('TIMEOUT', 7, `the effect exceeded its deadline of ${deadlineMs} ms`);
+      return new Refusal('ADAPTER_FAILED', 7, (err as Error).message);
     } finally {
-      clearTimeout(timer);
+      guard.release();
       clearInterval(beat);
-      ctx.signal?.removeEventListener('abort', onAbort);
       bound?.overlay.wipe();
     }
+  }
 
-    // 8. Bounded, redacted, separate views.
-    base.durationMs = Date.now() - t0;
-    let views;
+  /** Long calls tell the operator they are still running (the model sees only the result). */
+  private heartbeat(trace: EffectTrace): NodeJS.Timeout | undefined {
+    if (!this.o.onProgress) return undefined;
+    const started = Date.now();
+    const beat = setInterval(() => this.progress(trace, { progress: Math.round((Date.now() - started) / 1000), message: 's, still running' }), this.o.heartbeatMs ?? 10_000);
+    beat.unref();
+    return beat;
+  }
+
+  /** Step 8: bounded, redacted, separate views, recorded with the effect's other events. */
+  private async produceViews(ctx: TurnExecutionContext, trace: EffectTrace, out: AdapterOutput): Promise<EffectOutcome> {
+    trace.durationMs = Date.now() - trace.startedAt;
+    let views: EffectViews;
     try {
-      views = successViews(base, out);
+      views = successViews(trace, out);
     } catch {
-      return this.redactionFailed(ctx, base, events);
+      return this.redactionFailed(ctx, trace);
     }
-    events.push({ kind: 'effect.completed', payload: views.durable });
-    await this.record(ctx, events);
+    trace.events.push({ kind: 'effect.completed', payload: views.durable });
+    await this.record(ctx, trace.events);
     this.o.onOperatorView?.(views.operator);
-    return { ok: true, callId: base.callId, tool: base.tool, isError: out.isError, views };
+    return { ok: true, callId: trace.callId, tool: trace.tool, isError: out.isError, views };
+  }
+
+  /** A step refused: the effect ends with its error, recorded with the effect's other events. */
+  private async refuse(ctx: TurnExecutionContext, trace: EffectTrace, r: Refusal): Promise<EffectOutcome> {
+    if (r === REDACTION_REFUSAL) return this.redactionFailed(ctx, trace);
+    trace.durationMs = Date.now() - trace.startedAt;
+    let views: EffectViews;
+    try {
+      if (trace.redact === NO_REDACTION && trace.secrets.length > 0) trace.redact = this.redactor();
+      views = errorViews(trace, r.code, r.step, r.message);
+    } catch {
+      views = REDACTION_FAILED_VIEWS;
+    }
+    trace.events.push({ kind: 'effect.failed', payload: views.durable });
+    await this.record(ctx, trace.events);
+    return { ok: false, callId: trace.callId, tool: trace.tool, code: r.code, step: r.step, message: r.message, views };
   }
 
   /** Says once per runtime that auto-approval by class is off on this machine (and records it). */
-  private noticeWithheld(c: Containment, events: { kind: string; payload: unknown }[]): void {
+  private noticeWithheld(c: Containment, events: EffectEvent[]): void {
     if (!c.machineWide || c.withheld === null || this.sandboxNoticeGiven) return;
     this.sandboxNoticeGiven = true;
     events.push({ kind: 'runtime.notice', payload: { notice: 'auto_approval_unsandboxable', message: c.withheld } });
@@ -420,21 +422,21 @@ export class EffectRuntime {
   }
 
   /** Progress goes to the operator only, redacted like every view (a message may quote a secret). */
-  private progress(base: { callId: string; tool: string; redact: TextRedactor }, p: { progress: number; total?: number; message?: string }): void {
+  private progress(trace: EffectTrace, p: { progress: number; total?: number; message?: string }): void {
     try {
-      const message = p.message === undefined ? undefined : base.redact(p.message.slice(0, 500));
-      this.o.onProgress?.({ callId: base.callId, tool: base.tool, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(message !== undefined ? { message } : {}) });
+      const message = p.message === undefined ? undefined : trace.redact(p.message.slice(0, 500));
+      this.o.onProgress?.({ callId: trace.callId, tool: trace.tool, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(message !== undefined ? { message } : {}) });
     } catch {
       // A progress line that cannot be redacted is dropped, never shown raw.
     }
   }
 
   /** The one fixed failed result: the durable record says that redaction failed, never what the output was. */
-  private async redactionFailed(ctx: TurnExecutionContext, base: { callId: string; tool: string }, events: { kind: string; payload: unknown }[]): Promise<EffectOutcome> {
+  private async redactionFailed(ctx: TurnExecutionContext, trace: EffectTrace): Promise<EffectOutcome> {
     const views = REDACTION_FAILED_VIEWS;
-    events.push({ kind: 'effect.failed', payload: { call_id: base.callId, tool: base.tool, ...views.durable } });
-    await this.record(ctx, events);
-    return { ok: false, callId: base.callId, tool: base.tool, code: 'REDACTION_FAILED', step: 8, message: 'redaction failed', views };
+    trace.events.push({ kind: 'effect.failed', payload: { call_id: trace.callId, tool: trace.tool, ...views.durable } });
+    await this.record(ctx, trace.events);
+    return { ok: false, callId: trace.callId, tool: trace.tool, code: REDACTION_REFUSAL.code, step: REDACTION_REFUSAL.step, message: REDACTION_REFUSAL.message, views };
   }
 
   /** The bindings agent.yaml declares for this tool (terminal only, for now). */
@@ -491,7 +493,7 @@ export class EffectRuntime {
    * commit (group commit). With `commit: 'deferred'` they join the store's next group commit and
    * durable() is the barrier.
    */
-  private async record(ctx: TurnExecutionContext, events: { kind: string; payload: unknown }[]): Promise<void> {
+  private async record(ctx: TurnExecutionContext, events: EffectEvent[]): Promise<void> {
     if (events.length === 0) return;
     if (ctx.commit === 'deferred') {
       const p = appendEventsDeferred(this.o.db, ctx.sessionId, events.splice(0)).then(

@@ -1,6 +1,7 @@
 // Step 8: one result, separate views. If building them fails, every view is one fixed failed
 // result; raw adapter output is never the fallback.
 import { RedactionPatterns, redactText } from '../redaction/index.js';
+import type { EffectTrace } from './effect-trace.js';
 import type { EffectErrorCode, EffectStep, EffectViews } from './types.js';
 
 /** Model-facing content is bounded: the model sees the end of long output, with a note. */
@@ -33,23 +34,6 @@ export function textRedactor(secrets: readonly string[]): TextRedactor {
   return (t) => redactText(t, patterns);
 }
 
-interface Common {
-  callId: string;
-  tool: string;
-  capability: string;
-  policy: string;
-  approval: { approved: boolean; source: string; reason: string } | null;
-  durationMs: number;
-  summary: string | null;
-  audit: Readonly<Record<string, unknown>> | null;
-  redact: TextRedactor;
-  /** The approval key's id and the effect's deadline, once known (debug view only). */
-  approvalKey: string | null;
-  deadlineMs: number | null;
-  /** Secret binding metadata (name, target, source, expiry); never values. */
-  bindings: readonly Readonly<Record<string, unknown>>[];
-}
-
 /** Every string in a JSON-like value with every secret removed (keys included). */
 export function redactDeep<T>(value: T, redact: TextRedactor): T {
   if (redact === NO_REDACTION) return value;
@@ -64,11 +48,11 @@ export function redactDeep<T>(value: T, redact: TextRedactor): T {
   return walk(value) as T;
 }
 
-function withBindings(c: Common): Record<string, unknown> {
+function withBindings(c: EffectTrace): Record<string, unknown> {
   return c.bindings.length === 0 ? {} : { secret_bindings: c.bindings };
 }
 
-export function successViews(c: Common, out: { text: string; isError: boolean; detail: Readonly<Record<string, unknown>> }): EffectViews {
+export function successViews(c: EffectTrace, out: { text: string; isError: boolean; detail: Readonly<Record<string, unknown>> }): EffectViews {
   const content = boundForModel(c.redact(out.text));
   const event = { call_id: c.callId, tool: c.tool, status: out.isError ? 'tool_error' : 'ok', duration_ms: c.durationMs };
   const durable = redactDeep(
@@ -87,13 +71,13 @@ export function successViews(c: Common, out: { text: string; isError: boolean; d
   return { model: { ok: !out.isError, content }, operator: { ...durable, output: content }, event, durable, debug: debugView(c, durable, content) };
 }
 
-export function errorViews(c: Common, code: EffectErrorCode, step: EffectStep, message: string): EffectViews {
+export function errorViews(c: EffectTrace, code: EffectErrorCode, step: EffectStep, message: string): EffectViews {
   const safe = c.redact(message);
   const event = { call_id: c.callId, tool: c.tool, status: 'error', code, step, duration_ms: c.durationMs };
   const durable = redactDeep({ ...event, capability: c.capability, policy: c.policy, approval: c.approval, summary: c.summary, audit: c.audit, ...withBindings(c), message: safe }, c.redact);
   return { model: { ok: false, content: `${code}: ${safe}` }, operator: durable, event, durable, debug: debugView(c, durable, null) };
 }
 
-function debugView(c: Common, durable: Readonly<Record<string, unknown>>, output: string | null): Record<string, unknown> {
+function debugView(c: EffectTrace, durable: Readonly<Record<string, unknown>>, output: string | null): Record<string, unknown> {
   return { ...durable, approval_key: c.approvalKey, deadline_ms: c.deadlineMs, output };
 }

@@ -31,3 +31,31 @@ export class CleanupStack {
     return this.unwinding;
   }
 }
+
+/**
+ * The same for what must be closed synchronously (a constructor that throws): newest first, each
+ * even when an earlier one threw; throws the first error once all have run. A second unwind()
+ * finds nothing left to close.
+ */
+export class SyncCleanupStack {
+  private readonly closers: Array<() => void> = [];
+  private unwound = false;
+
+  defer(close: () => void): void {
+    if (this.unwound) throw new Error('SyncCleanupStack: defer() after unwind()');
+    this.closers.push(close);
+  }
+
+  unwind(): void {
+    this.unwound = true;
+    let failed: { err: unknown } | null = null;
+    for (const close of this.closers.splice(0).reverse()) {
+      try {
+        close();
+      } catch (err) {
+        failed ??= { err };
+      }
+    }
+    if (failed) throw failed.err;
+  }
+}

@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { SpawnRecordStore } from '../store/spawn-records.js';
 import { isLiveRedaction, LiveStreamRedactor, RedactionPatterns, StreamRedactor, type ChunkRedactor, type LiveRedaction as LiveRedactionSource } from '../redaction/index.js';
 import { artifactPath, createArtifactDir } from './artifacts.js';
+import { SyncCleanupStack } from './cleanup-stack.js';
 import { commandName, debugOn, debugTree } from './debug-log.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
@@ -94,6 +95,8 @@ export class LiveTree implements SupervisedTree {
   private spawnPath: SpawnPath = 'node';
   private finished = false;
   private timer: NodeJS.Timeout | undefined;
+  /** What opening the tree holds until its leader is launched: every refused open unwinds it. */
+  private readonly opening = new SyncCleanupStack();
 
   /**
    * Spawns the leader, synchronously, or for start() (`deferred`) only records the tree as
@@ -113,39 +116,13 @@ export class LiveTree implements SupervisedTree {
     }
 
     // Artifacts first: if they cannot be written, nothing is spawned.
-    // Compiled once for both streams and shared with every tree given the same values (tens of ms
-    // for many secrets); a set that cannot be redacted safely throws here, before anything is spawned.
-    // A live set (the session's secrets) is followed chunk by chunk: a secret resolved while the
-    // tree runs is redacted from its next bytes on.
-    const source = opts.redact;
-    const fixed = isLiveRedaction(source) ? null : RedactionPatterns.shared(source ?? []);
-    const newRedactor = (): ChunkRedactor => (fixed ? new StreamRedactor(fixed) : new LiveStreamRedactor(source as LiveRedactionSource));
-    newRedactor(); // compiles (and may refuse) the current set before anything is spawned
-    this.artifacts = opts.artifacts === false ? null : createArtifactsOrThrow(ctx.stateDir, spawnId);
-    const capture = (name: 'stdout' | 'stderr', on?: (c: Buffer) => void) =>
-      new StreamCapture({
-        name,
-        artifactPath: this.artifacts ? artifactPath(this.artifacts, name) : null,
-        redactor: newRedactor(),
-        tailChars: opts.tailChars ?? 12_000,
-        ...(on ? { onRedacted: on } : {}),
-        // A persistence failure ends the tree before the failure is published.
-        onFailure: () => this.requestStop('failed'),
-        // The artifact backlog fell: let the pipe flow again.
-        onDrain: () => this.child[name]?.resume(),
-      });
-    this.captures = { stdout: capture('stdout', opts.onStdout), stderr: capture('stderr', opts.onStderr) };
-    const openFailure = this.captures.stdout.failure ?? this.captures.stderr.failure;
-    if (openFailure) {
-      void this.captures.stdout.end();
-      void this.captures.stderr.end();
-      throw new SpawnError('SPAWN_FAILED', `artifact could not be opened (${openFailure.code}): ${openFailure.message}`);
-    }
+    ({ artifacts: this.artifacts, captures: this.captures } = this.openCaptures(spawnId));
 
     const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? []);
     this.prepared = prepared;
     this.spawnId = spawnId;
     this.cgroup = prepared.cgroup;
+    this.opening.defer(() => ctx.platform.releaseTree({ spawnId, cgroup: prepared.cgroup } as TreeIdentity));
     this.cwd = cwd;
     this.env = env;
     const stdio: ('ignore' | 'inherit' | 'pipe' | 'ipc')[] = [opts.stdin ?? 'ignore', 'pipe', 'pipe'];
@@ -201,6 +178,46 @@ export class LiveTree implements SupervisedTree {
       throw new SpawnError('SPAWN_FAILED', `spawn ${opts.command} failed: ${(cause as Error).message}`, { cause });
     }
     this.launch(child);
+  }
+
+  /**
+   * The redactors, the artifact directory and the two stream captures, in that order; their end
+   * is the first thing `opening` holds.
+   */
+  private openCaptures(spawnId: string): { artifacts: ArtifactDescriptor | null; captures: { stdout: StreamCapture; stderr: StreamCapture } } {
+    const opts = this.opts;
+    // Compiled once for both streams and shared with every tree given the same values (tens of ms
+    // for many secrets); a set that cannot be redacted safely throws here, before anything is spawned.
+    // A live set (the session's secrets) is followed chunk by chunk: a secret resolved while the
+    // tree runs is redacted from its next bytes on.
+    const source = opts.redact;
+    const fixed = isLiveRedaction(source) ? null : RedactionPatterns.shared(source ?? []);
+    const newRedactor = (): ChunkRedactor => (fixed ? new StreamRedactor(fixed) : new LiveStreamRedactor(source as LiveRedactionSource));
+    newRedactor(); // compiles (and may refuse) the current set before anything is spawned
+    const artifacts = opts.artifacts === false ? null : createArtifactsOrThrow(this.ctx.stateDir, spawnId);
+    const capture = (name: 'stdout' | 'stderr', on?: (c: Buffer) => void) =>
+      new StreamCapture({
+        name,
+        artifactPath: artifacts ? artifactPath(artifacts, name) : null,
+        redactor: newRedactor(),
+        tailChars: opts.tailChars ?? 12_000,
+        ...(on ? { onRedacted: on } : {}),
+        // A persistence failure ends the tree before the failure is published.
+        onFailure: () => this.requestStop('failed'),
+        // The artifact backlog fell: let the pipe flow again.
+        onDrain: () => this.child[name]?.resume(),
+      });
+    const captures = { stdout: capture('stdout', opts.onStdout), stderr: capture('stderr', opts.onStderr) };
+    this.opening.defer(() => {
+      void captures.stdout.end();
+      void captures.stderr.end();
+    });
+    const openFailure = captures.stdout.failure ?? captures.stderr.failure;
+    if (openFailure) {
+      this.abandon();
+      throw new SpawnError('SPAWN_FAILED', `artifact could not be opened (${openFailure.code}): ${openFailure.message}`);
+    }
+    return { artifacts, captures };
   }
 
   /**
@@ -284,11 +301,9 @@ export class LiveTree implements SupervisedTree {
     return spawn(this.prepared.command, this.prepared.args, { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
   }
 
-  /** Nothing was spawned: the cgroup and the artifact files are let go. */
+  /** The tree will not run: what opening it holds is let go, newest first (the cgroup, then the artifact files). */
   private abandon(): void {
-    this.ctx.platform.releaseTree({ spawnId: this.spawnId, cgroup: this.prepared.cgroup } as TreeIdentity);
-    void this.captures.stdout.end();
-    void this.captures.stderr.end();
+    this.opening.unwind();
   }
 
   /** The leader exists: identity, record, streams, deadlines. Synchronous, in the block the pid appeared in. */
@@ -356,9 +371,7 @@ export class LiveTree implements SupervisedTree {
       const leaders = (): ReadonlySet<number> => new Set([...ctx.leaders(), this.pid]);
       if (debugOn()) debugTree('spawn-refused', spawnId, this.pid, { why: 'record-write-failed', path: this.spawnPath, cmd: commandName(opts.command) });
       killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders, seen: this.seen, tally: this.tally });
-      ctx.platform.releaseTree(this.identity);
-      void this.captures.stdout.end();
-      void this.captures.stderr.end();
+      this.abandon();
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
     }
     if (debugOn()) {
