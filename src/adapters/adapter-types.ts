@@ -62,6 +62,8 @@ export interface Preflight {
    * Absent: it cannot, so no command class may approve it (the call asks).
    */
   readonly sandbox?: 'available' | 'always';
+  /** Why `sandbox` is absent for this call (said in the refusal when a class would have approved it). */
+  readonly sandboxWithheld?: string;
 }
 
 /** Why a call runs inside the OS sandbox (InvokeEnv.sandbox); recorded in the effect's audit. */

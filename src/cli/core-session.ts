@@ -34,7 +34,8 @@ function asUsage(err: unknown): unknown {
   if (!(err instanceof SessionError)) return err;
   switch (err.code) {
     case 'CORE_INVALID':
-      return new UsageError(err.message);
+      // The cause keeps the core's issues, so the error boundary can print one per line.
+      return new UsageError(err.message, { cause: err });
     case 'RULE_INVALID':
       return new UsageError(`--approve/--deny: ${err.message}`);
     case 'RESUME_REFUSED':

@@ -6,6 +6,7 @@
 import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { CoreLoadError, formatIssue, MAX_LISTED_ISSUES } from '../core/index.js';
 import { displayJson, displayText } from '../redaction/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
@@ -147,6 +148,24 @@ export function reportFailure(err: unknown, argv: readonly string[], failureExit
     };
   }
   if (json) process.stderr.write(`${displayJson({ error: f })}\n`);
-  else process.stderr.write(`supervisor: ${displayText(f.message)}\n`);
+  else process.stderr.write(`supervisor: ${readableLines(err, f)}\n`);
   return f.exit;
+}
+
+/**
+ * The message for a person: one sanitised line, or, for a core with several issues, one sanitised
+ * line per issue (docs/core-format.md). The line breaks come from the issue list itself, never from
+ * the text, so a key or a value holding a newline cannot forge a line.
+ */
+function readableLines(err: unknown, f: Failure): string {
+  // The core's error, as thrown or wrapped (session layer, usage) with the same message.
+  let core: unknown = err;
+  for (let i = 0; i < 4 && core instanceof Error && !(core instanceof CoreLoadError); i++) core = (core as { cause?: unknown }).cause;
+  if (core instanceof CoreLoadError && f.message === core.message) {
+    const n = core.issues.length;
+    const lines = [`core ${core.dir} is invalid (${n} issue${n === 1 ? '' : 's'}):`, ...core.issues.slice(0, MAX_LISTED_ISSUES).map((i) => `  ${formatIssue(i)}`)];
+    if (n > MAX_LISTED_ISSUES) lines.push(`  ... and ${n - MAX_LISTED_ISSUES} more (see error.issues)`);
+    return lines.map((l) => displayText(l)).join('\n');
+  }
+  return displayText(f.message);
 }

@@ -1,8 +1,8 @@
 // Usage errors name the flag and the fix; they exit with status 2.
 export class UsageError extends Error {
   readonly code = 'USAGE';
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'UsageError';
   }
 }

@@ -39,7 +39,9 @@ export function containmentFor(refined: RefinedPolicy, pre: Preflight, availabil
     ok: true,
     containment: { policy: 'prompt', relaxedByClass: null, always, withheld: why, machineWide },
   });
-  if (pre.sandbox === undefined) return withhold(`a call of class ${refined.relaxedByClass} is auto-approved only when it runs inside the OS sandbox, and this one cannot`, false);
+  if (pre.sandbox === undefined) {
+    return withhold(`a call of class ${refined.relaxedByClass} is auto-approved only when it runs inside the OS sandbox, and this one cannot${pre.sandboxWithheld ? `: ${pre.sandboxWithheld}` : ''}`, false);
+  }
   const a = availability();
   if (!a.usable) return withhold(`auto-approval by class (${refined.relaxedByClass}) is off on this machine because no OS sandbox works here: ${a.reason}; such calls ask instead (supervisor doctor)`, true);
   return { ok: true, containment: base };

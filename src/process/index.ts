@@ -6,6 +6,8 @@ export type { ProcessPlatform, PlatformCapabilities } from './platform.js';
 export {
   sandboxCommand,
   sandboxAvailability,
+  hiddenRootShown,
+  homeRoots,
   SandboxSpecError,
   SandboxUnavailableError,
   type SandboxAvailability,

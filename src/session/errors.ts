@@ -16,8 +16,9 @@ export class SessionError extends Error {
   constructor(
     readonly code: SessionErrorCode,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'SessionError';
   }
 }

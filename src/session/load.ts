@@ -16,7 +16,7 @@ export async function loadSessionCore(dir: string, principal: string = localPrin
   try {
     core = await loadCore(resolve(dir));
   } catch (err) {
-    if (err instanceof CoreLoadError) throw new SessionError('CORE_INVALID', err.message);
+    if (err instanceof CoreLoadError) throw new SessionError('CORE_INVALID', err.message, { cause: err });
     throw err;
   }
   try {

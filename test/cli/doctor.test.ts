@@ -100,3 +100,32 @@ test('doctor stateDir: a private state dir is ok, one others can enter is a find
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('doctor stateDir judges a state dir reached through a symlink as the commands do: by the directory it leads to', { skip: process.platform === 'win32' && 'no modes on Windows' }, async () => {
+  const { mkdtempSync, mkdirSync, chmodSync, rmSync, symlinkSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { probeStateDir } = await import('../../src/store/state-dir-probe.js');
+  const { ensurePrivateDir } = await import('../../src/store/private-files.js');
+  const scratch = mkdtempSync(join(tmpdir(), 'doctor-state-link-'));
+  try {
+    const real = join(scratch, 'real');
+    mkdirSync(real, { mode: 0o700 });
+    const link = join(scratch, 'link');
+    symlinkSync(real, link);
+    // The commands accept it (ensurePrivateDir follows the link) ...
+    assert.doesNotThrow(() => ensurePrivateDir(link, {}));
+    // ... so doctor must not say that every command refuses it.
+    const ok = probeStateDir(link, {});
+    assert.equal(ok.ok, true, ok.detail);
+    assert.match(ok.detail, new RegExp(`${link} \\(a symlink to ${real}\\): mode 0700`));
+    // And the mode that matters is the target's: a link to a 0755 directory is the finding the commands report.
+    chmodSync(real, 0o755);
+    assert.throws(() => ensurePrivateDir(link, {}), /mode 0755/);
+    const open = probeStateDir(link, {});
+    assert.equal(open.ok, false);
+    assert.match(open.detail, /mode 0755: others can enter it/);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});

@@ -31,3 +31,25 @@ test('--version prints the package version', () => {
   assert.equal(r.status, 0);
   assert.match(r.stdout.trim(), /^\d+\.\d+\.\d+$/);
 });
+
+test('a core with several issues is printed one issue per line, as docs/core-format.md shows; control characters in them stay escaped', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'cli-issues-'));
+  try {
+    // Two unknown keys, one spelled with ESC[2J (YAML's "\e"): two issues in one CoreLoadError.
+    writeFileSync(join(dir, 'agent.yaml'), 'name: t\nnmae: x\n"\\e[2Jdescr": y\n');
+    const r = run('catalog', dir);
+    assert.equal(r.status, 2, r.stderr);
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.match(lines[0]!, /^supervisor: core .* is invalid \(2 issues\):$/);
+    assert.equal(lines.length, 3, r.stderr);
+    assert.match(lines[1]!, /^  agent\.yaml:2:1: /);
+    assert.match(lines[2]!, /^  agent\.yaml:3:1: .*\\x1b\[2Jdescr/);
+    assert.equal(r.stderr.includes('\x1b'), false, 'no raw escape reaches the terminal');
+    assert.equal(r.stderr.includes('\\n'), false, 'no newline shown as \\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

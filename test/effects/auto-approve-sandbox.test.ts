@@ -176,6 +176,64 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
     });
   });
 
+  describe("a workspace that is, or contains, the user's home: the sandbox would show the home, so no class approves", () => {
+    const mark = `home-key-${randomBytes(8).toString('hex')}`;
+
+    /** A home with a key in it, under a parent directory; HOME points at it while `fn` runs. */
+    async function withHome<T>(fn: (home: string, parent: string) => Promise<T>): Promise<T> {
+      const parent = join(outside.path, `h-${randomBytes(4).toString('hex')}`);
+      const home = join(parent, 'home');
+      mkdirSync(join(home, '.ssh'), { recursive: true });
+      mkdirSync(join(home, 'project'));
+      writeFileSync(join(home, '.ssh', 'id_key'), `${mark}\n`);
+      writeFileSync(join(home, 'project', 'inside.txt'), 'project-content\n');
+      const saved = process.env.HOME;
+      process.env.HOME = home;
+      try {
+        return await fn(home, parent);
+      } finally {
+        if (saved === undefined) delete process.env.HOME;
+        else process.env.HOME = saved;
+      }
+    }
+
+    test('workspace = home, and a workspace containing home: cat of the key is not auto-approved, and nothing of it leaks', async () => {
+      await withHome(async (home, parent) => {
+        for (const [workspace, command] of [
+          [home, 'cat .ssh/id_key'],
+          [home, 'grep -R home-key .'],
+          [parent, 'cat home/.ssh/id_key'],
+          [parent, 'find -L . -name id_key'],
+        ] as const) {
+          const r = await suite.runtime({ files: { 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n${AUTO}` }, approver: new NonInteractiveApprover(), principal: 'p', workspace });
+          const out = await r.runtime.execute(r.runtime.request('terminal', { command })!, r.ctx);
+          assert.deepEqual(leaked(out, stateDir(), [mark]), [], `${workspace}: ${command}`);
+          assert.deepEqual([out.ok, !out.ok && out.code], [false, 'APPROVAL_DENIED'], `${workspace}: ${command}`);
+          assert.match(!out.ok ? out.message : '', /home/, 'the refusal says why');
+        }
+      });
+    });
+
+    test('terminal.sandbox: always with the home as workspace refuses even an explicit approval, and reads nothing', async () => {
+      await withHome(async (home) => {
+        const r = await suite.runtime({ files: { 'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nterminal:\n  sandbox: always\n' }, approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] })), principal: 'p', workspace: home });
+        const out = await r.runtime.execute(r.runtime.request('terminal', { command: 'cat .ssh/id_key' })!, r.ctx);
+        assert.deepEqual(leaked(out, stateDir(), [mark]), []);
+        assert.equal(out.ok, false);
+        assert.match(!out.ok ? out.message : '', /home/);
+      });
+    });
+
+    test('the control: a workspace inside the home is auto-approved, sandboxed, and still reads its own files (not the home)', async () => {
+      await withHome(async (home) => {
+        const r = await suite.runtime({ files: { 'agent.yaml': `name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n${AUTO}` }, approver: new NonInteractiveApprover(), principal: 'p', workspace: join(home, 'project') });
+        const out = await r.runtime.execute(r.runtime.request('terminal', { command: 'cat inside.txt' })!, r.ctx);
+        assert.equal(out.ok && out.views.model.content.includes('project-content'), true, JSON.stringify(out.views.model));
+        assert.deepEqual([source(out), sandboxed(out)], ['policy', true]);
+      });
+    });
+  });
+
   describe('daemon escape: a sandboxed command cannot reach a UNIX socket outside it', () => {
     let server: Server | null = null;
     after(() => server?.close());

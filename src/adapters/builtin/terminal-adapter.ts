@@ -4,6 +4,7 @@ import { forbiddenTargetReason } from '../../core/secrets-schema.js';
 import { RESERVED_KEYS } from '../../core/names.js';
 import { DEFAULT_SESSION_CAPS, secretSourcePaths } from '../../core/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
+import { hiddenRootShown, homeRoots } from '../../process/index.js';
 import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
 import { TaskLimitError } from '../../tasks/index.js';
@@ -112,6 +113,12 @@ export const terminalAdapter: EffectAdapter = {
     const staysInside = !LEAVES_WORKSPACE.test(a.command) && wordsStayInside(cls.parts, cwd, env.workspace);
     const autoable = process.platform !== 'win32' && cls.kind === 'read-only' && staysInside;
     const sandboxAlways = env.core.agent.terminal?.sandbox === 'always';
+    // The sandbox binds the workspace: one that is the home, or a parent of it, would show the
+    // user's keys and tokens to a command nobody approved. No class approves such a call (it asks);
+    // with terminal.sandbox: always, no call can keep that promise, so each is refused here.
+    const home = hiddenRootShown(env.workspace, homeRoots());
+    const homeWhy = home === null ? null : `the workspace ${env.workspace} is or contains ${home}, which the sandbox never shows whole (a home holds keys, tokens and shell history; /etc holds shadow and private keys); point workspace at a project directory inside it`;
+    if (homeWhy !== null && sandboxAlways) throw new AdapterCheckError(`agent.yaml terminal.sandbox: always cannot hold here: ${homeWhy}`);
     return {
       checks: [
         {
@@ -130,7 +137,7 @@ export const terminalAdapter: EffectAdapter = {
       },
       background: a.background === true,
       // Foreground and background alike can run inside the sandbox (a background task is the same launch, kept by the task worker).
-      sandbox: sandboxAlways ? ('always' as const) : ('available' as const),
+      ...(sandboxAlways ? { sandbox: 'always' as const } : homeWhy === null ? { sandbox: 'available' as const } : { sandboxWithheld: homeWhy }),
       prepared: { cwd, baseEnv: base } satisfies TerminalPrepared,
       summary: overlayKeys.length > 0 ? `${overlayKeys.map((k) => `${k}=…`).join(' ')} ${a.command}` : a.command,
       audit: {

@@ -1,6 +1,6 @@
 // The terminal builtin (foreground): one shell command as a supervised process tree, with an
 // allowlisted environment and a cwd that must stay inside the workspace.
-import { sandboxCommand, type ProcessSupervisor, type TreeOutcome } from '../../process/index.js';
+import { homeRoots, sandboxCommand, type ProcessSupervisor, type TreeOutcome } from '../../process/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import type { RedactionSource } from '../../redaction/index.js';
 import { resolveInsideWorkspace } from './workspace-path.js';
@@ -104,6 +104,8 @@ export function terminalSandboxLaunch(shell: { file: string; args: string[] }, c
     // Scratch files go to the sandbox's own /tmp, which the host never sees.
     env: { ...env, ...(env.TMPDIR !== undefined ? { TMPDIR: '/tmp' } : {}) },
     maskPaths: box.maskPaths,
+    // The workspace must not be the home or a parent of it: the sandbox would show all of it.
+    hiddenRoots: homeRoots(),
     userDatabase: false,
   });
 }

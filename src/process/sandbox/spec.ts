@@ -2,6 +2,7 @@
 // process exists: a spec that would expose too much, or fail inside the sandbox with an opaque
 // error, is refused here with the field and the fix.
 import { realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { resolveCommand } from '../resolve-command.js';
 import { SandboxSpecError } from './errors.js';
@@ -32,6 +33,12 @@ export interface SandboxSpec {
    * Unlike protectedPaths, a bind that contains one is allowed. Missing paths are skipped.
    */
   maskPaths?: readonly string[];
+  /**
+   * Directories no bind may equal or contain, e.g. the user's home: a bind inside one (a project
+   * under ~) is fine, a bind of the home itself or of a parent of it would show all of it (keys,
+   * tokens, shell history). Compared before and after resolving symlinks. See `hiddenRootShown`.
+   */
+  hiddenRoots?: readonly string[];
   /** Linux: bind /etc/passwd and /etc/group (user names for ls -l, whoami). Default true. */
   userDatabase?: boolean;
 }
@@ -92,6 +99,7 @@ export function validateSpec(spec: SandboxSpec, layout: HostLayout): ValidatedSp
   const env = checkEnv(spec.env);
   const args = checkArgs(spec.args);
   const protectedPaths = (spec.protectedPaths ?? []).map((p, i) => checkAbsolute(p, `protectedPaths[${i}]`));
+  const hiddenRoots = (spec.hiddenRoots ?? []).map((p, i) => checkAbsolute(p, `hiddenRoots[${i}]`));
   const masks = maskList(spec.maskPaths);
 
   const binds = new Map<string, Bind>();
@@ -104,6 +112,10 @@ export function validateSpec(spec: SandboxSpec, layout: HostLayout): ValidatedSp
     list.forEach((p: unknown, i: number) => {
       const field = `${name}[${i}]`;
       const path = checkBindPath(p, field, writable, layout, protectedPaths);
+      const shown = hiddenRootShown(path, hiddenRoots);
+      if (shown !== null) {
+        throw new SandboxSpecError('SANDBOX_PATH_TOO_BROAD', field, `${path} is or contains ${shown}, which the sandbox must not show whole (a home holds keys, tokens and shell history; /etc holds shadow and private keys); bind a directory inside it instead`);
+      }
       const prior = binds.get(path);
       if (prior && prior.writable !== writable) {
         throw new SandboxSpecError('SANDBOX_PATH_CONFLICT', field, `${path} is listed both read-only and writable; keep it in one list`);
@@ -246,6 +258,31 @@ function checkCommand(command: unknown, env: Record<string, string>, cwd: string
 }
 
 /** True when `p` is `root` or lies below it (lexically). */
+/**
+ * The first of `roots` that a bind of `path` would show whole (`path` equals it or contains it),
+ * before or after resolving symlinks on either side; null when none. A path inside a root is fine.
+ */
+export function hiddenRootShown(path: string, roots: readonly string[]): string | null {
+  const real = safeRealpath(path);
+  for (const root of roots) {
+    const rootReal = safeRealpath(root);
+    if (within(root, path) || within(rootReal, real) || within(rootReal, path) || within(root, real)) return root;
+  }
+  return null;
+}
+
+/**
+ * The directories a sandbox that promises "no home" must never bind whole: this user's home (as
+ * the OS and $HOME name it), root's, and the directories that hold other users' homes. /etc too:
+ * the sandbox shows only the loader and name-service files of it, never shadow or ssl/private.
+ */
+export function homeRoots(env: NodeJS.ProcessEnv = process.env): string[] {
+  const out = new Set<string>(['/root', '/home', '/etc']);
+  if (process.platform === 'darwin') out.add('/Users');
+  for (const h of [homedir(), env.HOME]) if (typeof h === 'string' && isAbsolute(h) && h !== '/' && h !== resolve('/')) out.add(h);
+  return [...out];
+}
+
 export function within(p: string, root: string): boolean {
   if (p === root) return true;
   const prefix = root.endsWith(sep) ? root : root + sep;
