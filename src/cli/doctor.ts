@@ -40,6 +40,7 @@ export const DOCTOR_MECHANISMS = [
   'stateDir',
   'spawnPath',
   'syntaxCheck',
+  'schemaPatterns',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
@@ -65,6 +66,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   stateDir: 'all',
   spawnPath: 'all',
   syntaxCheck: 'all',
+  schemaPatterns: 'all',
 };
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to spawnPath's children (started beside the supervisor, not by it). */
@@ -92,6 +94,7 @@ const PROBES: Record<DoctorMechanism, Probe> = {
   stateDir: () => probeStateDir(defaultStateDir()),
   spawnPath: async () => (await import('../process/spawn-path-probe.js')).probeSpawnPath({ PATH: '/usr/bin:/bin', SUPERVISOR_SPAWN_ID: spawnPathMarker() }),
   syntaxCheck: async (children) => (await import('../core/module-syntax.js')).probeSyntaxCheck(children),
+  schemaPatterns: async () => (await import('../core/input-schema.js')).probeSchemaPatterns(),
 };
 
 export async function runDoctor(): Promise<DoctorReport> {
@@ -156,7 +159,8 @@ Tries each isolation mechanism on this machine and reports which work: on Linux 
 pidfd, cgroup v2, bubblewrap, unshare; the sandbox tier (bubblewrap on Linux, sandbox-exec on
 macOS), by running node inside it; the thread tier, by starting the trusted tool host and running a
 call on one of its worker threads (a boundary around the supervisor only, never against the tool); on Windows Job Objects through kernel32; on macOS libproc
-(or the ps fallback); everywhere Node's permission model and SQLite. Mechanisms of another OS
+(or the ps fallback); everywhere Node's permission model, SQLite, and that untrusted schema
+patterns run in linear time (schemaPatterns). Mechanisms of another OS
 are shown as not applicable. Exit code 0 whenever the report
 was produced: a missing mechanism is a finding, not an error.
 

@@ -138,3 +138,21 @@ function oneLine(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
   return msg.replace(/\s+/g, ' ').slice(0, 300);
 }
+
+/**
+ * The doctor's line for untrusted schemas: the pattern that froze the event loop on a backtracking
+ * engine (`^(a+)+$`, seconds per added character) is compiled and run the way a tool's schema is,
+ * against 40 characters and a mismatch; it must answer at once, and a lookahead must not compile.
+ */
+export function probeSchemaPatterns(): { ok: boolean; detail: string } {
+  const evil = compileInputSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } });
+  if (!evil.ok) return { ok: false, detail: `the probe pattern did not compile: ${evil.reason}` };
+  const started = process.hrtime.bigint();
+  const accepted = evil.validate({ s: `${'a'.repeat(40)}!` });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (accepted) return { ok: false, detail: 'the probe pattern accepted an input it must refuse' };
+  const lookahead = compileInputSchema({ type: 'string', pattern: '^(?=a)a$' });
+  if (lookahead.ok) return { ok: false, detail: 'a lookahead pattern compiled: patterns do not run on the linear-time engine' };
+  if (ms > 100) return { ok: false, detail: `^(a+)+$ against 41 characters took ${ms.toFixed(1)} ms (expected well under 100 ms on a linear-time engine)` };
+  return { ok: true, detail: `untrusted schema patterns run on RE2 (re2js, linear time): ^(a+)+$ against 41 characters refused in ${ms.toFixed(1)} ms; lookaround is a load error` };
+}

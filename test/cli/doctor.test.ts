@@ -35,6 +35,9 @@ test('runDoctor reports the mechanisms known to work here and leaves no probe ch
   const tier = sandboxAvailability();
   assert.equal(report.sandbox.ok, tier.usable, report.sandbox.detail);
   assert.match(report.sandbox.detail, tier.usable ? /^usable \(bubblewrap\): node ran inside: interfaces \[lo\]/ : /^not usable/);
+  // Untrusted schema patterns: the backtracking bomb ran the way a tool's schema runs, and was refused at once.
+  assert.equal(report.schemaPatterns.ok, true, report.schemaPatterns.detail);
+  assert.match(report.schemaPatterns.detail, /^untrusted schema patterns run on RE2 \(re2js, linear time\): \^\(a\+\)\+\$ against 41 characters refused in [\d.]+ ms/);
   assert.deepEqual(probeLeftovers(), [], 'a doctor probe child is still alive');
 
   const text = formatDoctor(report);
