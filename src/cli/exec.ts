@@ -120,7 +120,8 @@ export async function runExec(argv: string[]): Promise<number> {
   }
   const redact = parsed.redactEnv.map((n) => process.env[n]).filter((v): v is string => !!v);
 
-  const supervisor = ProcessSupervisor.open({ stateDir: parsed.stateDir });
+  // One tree, two rows: no checkpoint thread (decision 65); the spawn record is committed as before.
+  const supervisor = ProcessSupervisor.open({ stateDir: parsed.stateDir, checkpointer: false });
   const rec = supervisor.lastReconcile;
   if (rec && rec.interrupted.length > 0 && !parsed.json) {
     process.stderr.write(`supervisor: reconciled ${rec.interrupted.length} tree(s) left by a supervisor that died\n`);

@@ -22,6 +22,12 @@ export interface ProcessSupervisorOptions {
   pollMs?: number;
   /** Reconcile records of dead predecessors on open (default true). */
   reconcile?: boolean;
+  /**
+   * A WAL checkpoint thread for the store (default true). A short-lived supervisor that writes a
+   * few rows (`exec`) turns it off: SQLite's automatic checkpoint and the one at close suffice, and
+   * the thread cost it a third of its start-up (decision 65). Commits are the same either way.
+   */
+  checkpointer?: boolean;
 }
 
 export interface ReconciledTree {
@@ -77,7 +83,7 @@ export class ProcessSupervisor {
     const own = this.platform.startMarker(process.pid);
     if (!own) throw new SpawnError('SPAWN_FAILED', 'cannot read the supervisor’s own start marker');
     this.ownerMarker = own;
-    this.db = openStore(join(this.stateDir, 'supervisor.db'));
+    this.db = openStore(join(this.stateDir, 'supervisor.db'), { checkpointer: options.checkpointer !== false });
     this.records = new SpawnRecordStore(this.db);
     this.pollMs = options.pollMs ?? 10;
   }
