@@ -1,7 +1,10 @@
 // `supervisor exec`: one command as a supervised tree, a tree-safe `timeout`.
 import { resolve } from 'node:path';
 import { constants } from 'node:os';
-import { ProcessSupervisor, SpawnError, type TreeOutcome } from '../process/index.js';
+// Not through process/index.js, which also exports the sandbox builders exec never uses.
+import { ProcessSupervisor } from '../process/supervisor.js';
+import { SpawnError } from '../process/errors.js';
+import type { TreeOutcome } from '../process/types.js';
 import { defaultStateDir } from './state-dir.js';
 import { installShutdown } from './shutdown.js';
 import { parseDuration, UsageError } from './usage.js';

@@ -8,7 +8,7 @@ import { reconcileDeadOwners, type InterruptedSession } from '../store/owner-rec
 import { commandName, debugOn, debugTree } from './debug-log.js';
 import { SpawnError } from './errors.js';
 import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
-import { platformFor } from './platform-select.js';
+import { hostPlatform } from './host-platform.js';
 import { childLedgerInstalled, installChildLedger } from './child-ledger.js';
 import { LiveTree, serializeMarker, type TreeContext } from './supervised-tree.js';
 import { killTreeSync, terminateTree } from './terminate.js';
@@ -76,7 +76,7 @@ export class ProcessSupervisor {
     this.stateDir = options.stateDir;
     // 0700 and ours, or refused: the store, artifacts and tokens inside are private (security-model.md).
     ensurePrivateDir(this.stateDir);
-    this.platform = options.platform ?? platformFor(process.platform);
+    this.platform = options.platform ?? hostPlatform();
     installChildLedger();
     // Subreaper and capability probes happen here, on the main thread.
     this.capabilities = this.platform.init();
