@@ -52,3 +52,20 @@ test('a supervisor opened with checkpointer: false has none; the default still h
     await usual.close();
   }
 });
+
+test('the library exec() (the same one-tree supervisor) starts no checkpoint thread either', async () => {
+  const { exec } = await import('../../src/session/exec.js');
+  const dir = state();
+  const file = join(dir, 'supervisor.db');
+  const seen: boolean[] = [];
+  const poll = setInterval(() => seen.push(checkpointerRunning(file)), 10);
+  try {
+    const out = await exec({ command: 'sleep', args: ['0.3'], stateDir: dir, artifacts: false });
+    assert.equal(out.reason, 'exited');
+    assert.equal(out.exitCode, 0);
+  } finally {
+    clearInterval(poll);
+  }
+  assert.ok(seen.length >= 5, `polled ${seen.length} times during the run`);
+  assert.deepEqual([...new Set(seen)], [false]);
+});
