@@ -1,7 +1,10 @@
 // `supervisor exec`: one command as a supervised tree, a tree-safe `timeout`.
 import { resolve } from 'node:path';
 import { constants } from 'node:os';
-import { ProcessSupervisor, SpawnError, type TreeOutcome } from '../process/index.js';
+// Not through process/index.js, which also exports the sandbox builders exec never uses.
+import { ProcessSupervisor } from '../process/supervisor.js';
+import { SpawnError } from '../process/errors.js';
+import type { TreeOutcome } from '../process/types.js';
 import { defaultStateDir } from './state-dir.js';
 import { installShutdown } from './shutdown.js';
 import { parseDuration, UsageError } from './usage.js';
@@ -120,7 +123,8 @@ export async function runExec(argv: string[]): Promise<number> {
   }
   const redact = parsed.redactEnv.map((n) => process.env[n]).filter((v): v is string => !!v);
 
-  const supervisor = ProcessSupervisor.open({ stateDir: parsed.stateDir });
+  // One tree, two rows: no checkpoint thread (decision 65); the spawn record is committed as before.
+  const supervisor = ProcessSupervisor.open({ stateDir: parsed.stateDir, checkpointer: false });
   const rec = supervisor.lastReconcile;
   if (rec && rec.interrupted.length > 0 && !parsed.json) {
     process.stderr.write(`supervisor: reconciled ${rec.interrupted.length} tree(s) left by a supervisor that died\n`);

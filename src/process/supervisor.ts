@@ -8,7 +8,7 @@ import { reconcileDeadOwners, type InterruptedSession } from '../store/owner-rec
 import { commandName, debugOn, debugTree } from './debug-log.js';
 import { SpawnError } from './errors.js';
 import type { PlatformCapabilities, ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
-import { platformFor } from './platform-select.js';
+import { hostPlatform } from './host-platform.js';
 import { childLedgerInstalled, installChildLedger } from './child-ledger.js';
 import { LiveTree, serializeMarker, type TreeContext } from './supervised-tree.js';
 import { killTreeSync, terminateTree } from './terminate.js';
@@ -22,6 +22,12 @@ export interface ProcessSupervisorOptions {
   pollMs?: number;
   /** Reconcile records of dead predecessors on open (default true). */
   reconcile?: boolean;
+  /**
+   * A WAL checkpoint thread for the store (default true). A short-lived supervisor that writes a
+   * few rows (`exec`) turns it off: SQLite's automatic checkpoint and the one at close suffice, and
+   * the thread cost it a third of its start-up (decision 65). Commits are the same either way.
+   */
+  checkpointer?: boolean;
 }
 
 export interface ReconciledTree {
@@ -70,14 +76,14 @@ export class ProcessSupervisor {
     this.stateDir = options.stateDir;
     // 0700 and ours, or refused: the store, artifacts and tokens inside are private (security-model.md).
     ensurePrivateDir(this.stateDir);
-    this.platform = options.platform ?? platformFor(process.platform);
+    this.platform = options.platform ?? hostPlatform();
     installChildLedger();
     // Subreaper and capability probes happen here, on the main thread.
     this.capabilities = this.platform.init();
     const own = this.platform.startMarker(process.pid);
     if (!own) throw new SpawnError('SPAWN_FAILED', 'cannot read the supervisor’s own start marker');
     this.ownerMarker = own;
-    this.db = openStore(join(this.stateDir, 'supervisor.db'));
+    this.db = openStore(join(this.stateDir, 'supervisor.db'), { checkpointer: options.checkpointer !== false });
     this.records = new SpawnRecordStore(this.db);
     this.pollMs = options.pollMs ?? 10;
   }

@@ -16,7 +16,8 @@ export interface ExecOptions extends SpawnTreeOptions {
  */
 export async function exec(o: ExecOptions): Promise<TreeOutcome> {
   const { stateDir, ...spawn } = o;
-  const supervisor = ProcessSupervisor.open({ stateDir: stateDir ?? defaultStateDir() });
+  // One tree, a few rows: no checkpoint thread (decision 65), as for `supervisor exec`.
+  const supervisor = ProcessSupervisor.open({ stateDir: stateDir ?? defaultStateDir(), checkpointer: false });
   try {
     return await supervisor.spawnTree(spawn).done;
   } finally {
