@@ -121,7 +121,9 @@ for (const mode of ['cgroup', 'no-cgroup'] as const) {
       assert.ok(out.killed.escapees >= 1, `escapees: ${JSON.stringify(out.killed)}`);
       assert.equal(out.killed.survivors, 0);
       assert.match(out.stdout.tail, /tick/);
-      assert.ok(out.durationMs < 800 + 200 + 1500, `bounded: ${out.durationMs} ms`);
+      // Bounded by the timeout and the grace, not by the escapee (it would tick for ever, the leader
+      // sleeps 300 s). The slack is for a loaded machine: 2.75 s was measured at load 25 for a 1 s bound.
+      assert.ok(out.durationMs < 800 + 200 + 5000, `bounded: ${out.durationMs} ms`);
       assert.deepEqual(markedPids(tree.spawnId), []);
     });
 
