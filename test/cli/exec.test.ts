@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CLI, alive, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 
 const require = createRequire(import.meta.url);
 const dirs: { remove(): void }[] = [];
@@ -89,11 +90,12 @@ test('exec redacts an environment secret from passthrough output and artifacts',
   assert.equal(r.stdout, '[REDACTED]\n');
 });
 
-test('bad usage names the flag and exits 2', () => {
-  const r = spawnSync(process.execPath, [CLI, 'exec', '--timeout', 'soon', '--', 'true'], { encoding: 'utf8' });
+// In-process (main(argv, io)): the arguments are refused before anything starts.
+test('bad usage names the flag and exits 2', async () => {
+  const r = await runMain('exec', '--timeout', 'soon', '--', 'true');
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--timeout "soon" is not a duration/);
-  const u = spawnSync(process.execPath, [CLI, 'exec', '--frobnicate', '--', 'true'], { encoding: 'utf8' });
+  const u = await runMain('exec', '--frobnicate', '--', 'true');
   assert.equal(u.status, 2);
   assert.match(u.stderr, /unknown option --frobnicate/);
 });
