@@ -14,8 +14,9 @@
 // The exit code is non-zero if either group failed (or could not run).
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const testDir = path.join(root, 'dist', 'test');
@@ -141,15 +142,17 @@ function runGroup(name, groupFiles, groupConcurrency) {
     const started = Date.now();
     // TEST_TAP_DIR=DIR also writes each group's results as TAP to DIR/<group>.tap (durations, for
     // comparing runs).
-    const tap = process.env.TEST_TAP_DIR ? ['--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${path.resolve(process.env.TEST_TAP_DIR, `${name}.tap`)}`] : [];
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...tap, `--test-concurrency=${groupConcurrency}`, ...groupFiles], {
+    const tap = process.env.TEST_TAP_DIR ? ['--test-reporter=tap', `--test-reporter-destination=${path.resolve(process.env.TEST_TAP_DIR, `${name}.tap`)}`] : [];
+    const countFile = path.join(countDir, `${name}.json`);
+    const counter = [`--test-reporter=${pathToFileURL(path.join(root, 'scripts', 'test-count-reporter.mjs')).href}`, `--test-reporter-destination=${countFile}`];
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, `--test-concurrency=${groupConcurrency}`, ...groupFiles], {
       cwd: root,
       stdio: 'inherit',
     });
     current = child;
     child.on('error', (err) => {
       console.error(`run-tests: could not start ${process.execPath}: ${err.message}`);
-      resolve(false);
+      resolve({ ok: false, counts: null });
     });
     // 'close' after 'exit': the inherited stdout holds the runner's final summary (tests/pass/fail).
     child.on('close', (code, signal) => {
@@ -157,15 +160,27 @@ function runGroup(name, groupFiles, groupConcurrency) {
       const secs = ((Date.now() - started) / 1000).toFixed(1);
       if (signal) console.error(`run-tests: the ${name} group's test runner was killed by ${signal}`);
       console.log(`run-tests: ${name} group ${code === 0 ? 'passed' : 'FAILED'} in ${secs} s`);
-      resolve(code === 0);
+      let counts = null;
+      try {
+        counts = JSON.parse(fs.readFileSync(countFile, 'utf8'));
+      } catch {
+        // no counts: the runner did not finish (the group fails by its exit code)
+      }
+      resolve({ ok: code === 0, counts });
     });
   });
 }
 
+const countDir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-tests-'));
+const started = Date.now();
 const results = [];
 if (parallel.length > 0) results.push(['parallel', await runGroup('parallel', parallel, concurrency)]);
 if (serial.length > 0 && !stopping) results.push(['serial', await runGroup('serial', serial, 1)]);
-if (stopping) results.push([`stopped by ${stopping}`, false]);
-const failed = results.filter(([, ok]) => !ok).map(([n]) => n);
+if (stopping) results.push([`stopped by ${stopping}`, { ok: false, counts: null }]);
+fs.rmSync(countDir, { recursive: true, force: true });
+const total = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
+for (const [, r] of results) for (const k of Object.keys(total)) total[k] += r.counts?.[k] ?? 0;
+const failed = results.filter(([, r]) => !r.ok).map(([n]) => n);
+console.log(`\nrun-tests: both groups: tests ${total.tests}, pass ${total.pass}, fail ${total.fail} (cancelled ${total.cancelled}), skipped ${total.skipped}, todo ${total.todo}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
 console.log(`run-tests: ${failed.length === 0 ? 'all groups passed' : `FAILED: ${failed.join(', ')}`}`);
 process.exitCode = failed.length === 0 ? 0 : 1;
