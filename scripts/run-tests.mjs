@@ -64,6 +64,10 @@ const SERIAL = new Map([
   // The event loop never stalls 200 ms while a hostile schema is compiled.
   ['adapters/mcp/hostile-schemas.test.js', 'event-loop lag < 200 ms while hostile schemas compile'],
   ['core/load-core-schemas.test.js', 'event-loop lag < 200 ms while a core\'s schemas compile'],
+  // exec --timeout 2 must end in 1.9-4.5 s as the supervisor measures it, a second Ctrl-C kill in
+  // < 10 s: in the parallel group at load 25-30 the timeout run measured 17.8 s (issue 17's first
+  // parallel run); alone at the same load it passed.
+  ['cli/exec.test.js', 'the supervisor\'s measured duration of a 2 s timeout is bounded to 1.9-4.5 s'],
   // Issue 16: each operator command (a cold CLI start) answers within 2 s while a run is busy.
   ['cli/operator-long-wait.test.js', 'each operator command answers within 2 s of wall time'],
 ]);
@@ -79,7 +83,6 @@ const SLOW_FIRST = [
   'cli/enospc.test.js',
   'runtimes/claude-code-fake.test.js',
   'cli/crash-reconcile.test.js',
-  'cli/exec.test.js',
   'cli/doctor.test.js',
   'adapters/authored/containment.test.js',
   'adapters/authored/hostile.test.js',
