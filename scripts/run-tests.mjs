@@ -78,19 +78,19 @@ const SERIAL = new Map([
  * Most start the real CLI many times (a cold node start each).
  */
 const SLOW_FIRST = [
-  'cli/bad-state-dir.test.js',
   'cli/fault-injection.test.js',
-  'cli/enospc.test.js',
+  'cli/operator-views.test.js',
+  'cli/run-call-catalog.test.js',
+  'cli/bad-state-dir.test.js',
   'runtimes/claude-code-fake.test.js',
+  'cli/enospc.test.js',
   'cli/crash-reconcile.test.js',
   'cli/doctor.test.js',
   'adapters/authored/containment.test.js',
   'adapters/authored/hostile.test.js',
-  'cli/operator-views.test.js',
   'cli/catalog-mcp.test.js',
   'cli/serve.test.js',
   'cli/demo.test.js',
-  'cli/run-call-catalog.test.js',
   'cli/audit.test.js',
   'adapters/authored/runtime.test.js',
   'adapters/mcp/calls.test.js',
