@@ -1,4 +1,5 @@
 // `supervisor audit verify`: check the hash chains of runtime events in the store.
+import { cliIo } from './io.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openStore, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
@@ -57,21 +58,21 @@ function parse(argv: string[]): Options | 'help' {
 export async function runAudit(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === '-h' || sub === '--help' || sub === 'help') {
-    process.stdout.write(AUDIT_HELP);
+    cliIo().stdout.write(AUDIT_HELP);
     return sub === undefined ? 2 : 0;
   }
   if (sub !== 'verify') throw new UsageError(`unknown audit command ${JSON.stringify(sub)}; the only one is "verify" (supervisor audit verify --help)`);
   const o = parse(rest);
   if (o === 'help') {
-    process.stdout.write(AUDIT_HELP);
+    cliIo().stdout.write(AUDIT_HELP);
     return 0;
   }
   return verify(o);
 }
 
 function cannotVerify(o: Options, store: string, code: string, message: string): number {
-  if (o.json) process.stdout.write(JSON.stringify({ ok: false, store, error: { code, message } }) + '\n');
-  else process.stderr.write(`supervisor audit verify: ${message}\n`);
+  if (o.json) cliIo().stdout.write(JSON.stringify({ ok: false, store, error: { code, message } }) + '\n');
+  else cliIo().stderr.write(`supervisor audit verify: ${message}\n`);
   return 2;
 }
 
@@ -107,14 +108,14 @@ function verify(o: Options): number {
   const broken = results.filter((r) => !r.ok).length;
   const summary = { ok: broken === 0, store, checked: results.length, intact: results.length - broken, broken, sessions: results };
   if (o.json) {
-    process.stdout.write(JSON.stringify(summary) + '\n');
+    cliIo().stdout.write(JSON.stringify(summary) + '\n');
   } else {
-    process.stdout.write(`store ${store}\n`);
+    cliIo().stdout.write(`store ${store}\n`);
     for (const r of results) {
-      if (r.ok) process.stdout.write(`ok      ${r.sessionId}  ${r.count} event(s)  head ${r.head ?? '(none)'}\n`);
-      else process.stdout.write(`BROKEN  ${r.sessionId}  event ${r.seq}, field ${r.field}: ${r.detail}\n`);
+      if (r.ok) cliIo().stdout.write(`ok      ${r.sessionId}  ${r.count} event(s)  head ${r.head ?? '(none)'}\n`);
+      else cliIo().stdout.write(`BROKEN  ${r.sessionId}  event ${r.seq}, field ${r.field}: ${r.detail}\n`);
     }
-    process.stdout.write(`checked ${results.length} session(s): ${summary.intact} intact, ${broken} broken\n`);
+    cliIo().stdout.write(`checked ${results.length} session(s): ${summary.intact} intact, ${broken} broken\n`);
   }
   return broken === 0 ? 0 : 1;
 }

@@ -1,4 +1,5 @@
 // `supervisor call <core> <tool>`: one effect through the full pipeline, without a model.
+import { cliIo } from './io.js';
 import { resolve } from 'node:path';
 import { displayJson, displayText } from '../redaction/index.js';
 import { SessionError } from '../session/index.js';
@@ -34,7 +35,7 @@ Exit status: 0 the tool ran and succeeded; 1 it was refused or failed; 2 usage o
 export async function runCall(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['args', 'timeout', 'state-dir'], multi: ['approve', 'deny'] }, 'call');
   if (f.help) {
-    process.stdout.write(CALL_HELP);
+    cliIo().stdout.write(CALL_HELP);
     return 0;
   }
   const [coreDir, tool, ...extra] = f.positionals;
@@ -59,7 +60,7 @@ export async function runCall(argv: string[]): Promise<number> {
       interactive: !f.bool.has('json'),
       // The same "still running" beat as run, on stderr: stdout holds the one result.
       onProgress: (p) =>
-        void process.stderr.write(
+        void cliIo().stderr.write(
           f.bool.has('json')
             ? `${displayJson({ type: 'progress', ...p })}\n`
             : `${displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`)}\n`,
@@ -76,7 +77,7 @@ export async function runCall(argv: string[]): Promise<number> {
       out = await s.callTool(tool, args, { signal: controller.signal, ...(deadlineMs !== undefined ? { deadlineMs } : {}) });
     } catch (err) {
       if (!(err instanceof SessionError && err.code === 'UNKNOWN_TOOL')) throw err;
-      process.stderr.write(`supervisor: no tool ${displayText(JSON.stringify(tool))} in ${s.core.dir}'s catalog (tools: ${s.catalog.entries.map((e) => e.name).join(', ')})\n`);
+      cliIo().stderr.write(`supervisor: no tool ${displayText(JSON.stringify(tool))} in ${s.core.dir}'s catalog (tools: ${s.catalog.entries.map((e) => e.name).join(', ')})\n`);
       code = 2;
       return code;
     }
@@ -88,7 +89,7 @@ export async function runCall(argv: string[]): Promise<number> {
     } else if (out.ok) {
       shown.text(out.views.model.content + (out.views.model.content.endsWith('\n') ? '' : '\n'));
     } else {
-      const err = viewPrinter(s.secrets, (t) => void process.stderr.write(t));
+      const err = viewPrinter(s.secrets, (t) => void cliIo().stderr.write(t));
       err.text(`supervisor: ${tool} refused at step ${out.step}: ${out.code}: ${out.message}\n`);
       err.end();
     }

@@ -1,6 +1,7 @@
 // `supervisor catalog <core>`: the resolved catalog a session of this core would see, and its
 // declared MCP servers. Listing starts nothing; `--discover` runs the same gated discovery as
 // `run` (grant, then connect approval, then the server), lists what it found and closes it again.
+import { cliIo } from './io.js';
 import { resolve } from 'node:path';
 import type { ServerStatus } from '../adapters/mcp/index.js';
 import type { ResolvedEffectCatalog } from '../catalog/index.js';
@@ -53,7 +54,7 @@ interface ServerRow {
 export async function runCatalog(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json', 'discover'], value: ['state-dir'], multi: ['approve', 'deny'] }, 'catalog');
   if (f.help) {
-    process.stdout.write(CATALOG_HELP);
+    cliIo().stdout.write(CATALOG_HELP);
     return 0;
   }
   const [dir, ...extra] = f.positionals;
@@ -91,22 +92,22 @@ export async function runCatalog(argv: string[]): Promise<number> {
   }));
   const servers = core.mcp.map((d) => serverRow(core, catalog, d, statuses?.find((st) => st.server === d.name) ?? null));
   if (json) {
-    process.stdout.write(displayJson({ core: core.dir, revision: core.revision, catalog: catalog.id, tools: rows, mcp: { discovered: discover, servers } }) + '\n');
+    cliIo().stdout.write(displayJson({ core: core.dir, revision: core.revision, catalog: catalog.id, tools: rows, mcp: { discovered: discover, servers } }) + '\n');
     return 0;
   }
-  process.stdout.write(`core ${displayText(core.dir)}\nrevision ${core.revision}\ncatalog ${catalog.id}\n\n`);
-  process.stdout.write(table(rows, ['name', 'source', 'capability', 'approval', 'risk', 'granted'], 'provenance'));
+  cliIo().stdout.write(`core ${displayText(core.dir)}\nrevision ${core.revision}\ncatalog ${catalog.id}\n\n`);
+  cliIo().stdout.write(table(rows, ['name', 'source', 'capability', 'approval', 'risk', 'granted'], 'provenance'));
   if (servers.length > 0) {
-    process.stdout.write(
+    cliIo().stdout.write(
       discover
         ? '\nMCP servers (discovered as `run` would, then closed):\n'
         : `\nMCP servers (none started; \`supervisor catalog --discover ${dir}\` connects the approved ones and lists their tools):\n`,
     );
     const shown = servers.map((r) => ({ ...r, tools: r.tools ?? '-', why: discover ? r.message : nextStep(r) }));
-    process.stdout.write(table(shown, ['server', 'transport', 'granted', 'connect', 'state', 'tools'], 'target'));
-    for (const r of shown) if (r.why) process.stdout.write(`  ${displayText(r.server)}: ${displayText(r.why)}\n`);
+    cliIo().stdout.write(table(shown, ['server', 'transport', 'granted', 'connect', 'state', 'tools'], 'target'));
+    for (const r of shown) if (r.why) cliIo().stdout.write(`  ${displayText(r.server)}: ${displayText(r.why)}\n`);
     // Names and reasons come from the server: through the sanitiser, so no control character reaches the terminal.
-    for (const r of shown) for (const x of r.dropped) process.stdout.write(`  ${displayText(r.server)}: tool ${displayText(JSON.stringify(x.tool))} dropped: ${displayText(x.reason)}\n`);
+    for (const r of shown) for (const x of r.dropped) cliIo().stdout.write(`  ${displayText(r.server)}: tool ${displayText(JSON.stringify(x.tool))} dropped: ${displayText(x.reason)}\n`);
   }
   return 0;
 }

@@ -1,4 +1,5 @@
 // `supervisor exec`: one command as a supervised tree, a tree-safe `timeout`.
+import { cliIo } from './io.js';
 import { resolve } from 'node:path';
 import { constants } from 'node:os';
 // Not through process/index.js, which also exports the sandbox builders exec never uses.
@@ -112,7 +113,7 @@ export function parseExecArgs(argv: string[]): ExecArgs | 'help' {
 export async function runExec(argv: string[]): Promise<number> {
   const parsed = parseExecArgs(argv);
   if (parsed === 'help') {
-    process.stdout.write(EXEC_HELP);
+    cliIo().stdout.write(EXEC_HELP);
     return 0;
   }
   const env: Record<string, string> = {};
@@ -127,7 +128,7 @@ export async function runExec(argv: string[]): Promise<number> {
   const supervisor = ProcessSupervisor.open({ stateDir: parsed.stateDir, checkpointer: false });
   const rec = supervisor.lastReconcile;
   if (rec && rec.interrupted.length > 0 && !parsed.json) {
-    process.stderr.write(`supervisor: reconciled ${rec.interrupted.length} tree(s) left by a supervisor that died\n`);
+    cliIo().stderr.write(`supervisor: reconciled ${rec.interrupted.length} tree(s) left by a supervisor that died\n`);
   }
   const controller = new AbortController();
   let cancelSignal: NodeJS.Signals | null = null;
@@ -151,8 +152,8 @@ export async function runExec(argv: string[]): Promise<number> {
       ...(parsed.json
         ? {}
         : {
-            onStdout: (c: Buffer) => process.stdout.write(c),
-            onStderr: (c: Buffer) => process.stderr.write(c),
+            onStdout: (c: Buffer) => cliIo().stdout.write(c),
+            onStderr: (c: Buffer) => cliIo().stderr.write(c),
           }),
     });
     outcome = await tree.done;
@@ -161,8 +162,8 @@ export async function runExec(argv: string[]): Promise<number> {
     await supervisor.close();
     if (err instanceof SpawnError) {
       const status = err.code === 'COMMAND_NOT_FOUND' ? 127 : 125;
-      if (parsed.json) process.stdout.write(JSON.stringify({ reason: 'failed', error: { code: err.code, message: err.message } }) + '\n');
-      else process.stderr.write(`supervisor: ${err.message}\n`);
+      if (parsed.json) cliIo().stdout.write(JSON.stringify({ reason: 'failed', error: { code: err.code, message: err.message } }) + '\n');
+      else cliIo().stderr.write(`supervisor: ${err.message}\n`);
       return status;
     }
     throw err;
@@ -171,9 +172,9 @@ export async function runExec(argv: string[]): Promise<number> {
   await supervisor.close();
 
   if (parsed.json) {
-    process.stdout.write(JSON.stringify(outcome) + '\n');
+    cliIo().stdout.write(JSON.stringify(outcome) + '\n');
   } else if (outcome.reason !== 'exited' || outcome.killed.descendants > 0 || outcome.error) {
-    process.stderr.write(describe(outcome) + '\n');
+    cliIo().stderr.write(describe(outcome) + '\n');
   }
   if (cancelSignal === 'SIGTERM') return 143;
   return exitStatus(outcome);

@@ -3,6 +3,7 @@
 // paragraph naming what failed, the path or field, and the fix, with an exit code from the
 // documented set. Anything else is a bug: the user sees "internal error" and the path of a 0600
 // file holding the stack, never the stack itself. With --json the same object goes to stderr.
+import { cliIo } from './io.js';
 import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -147,8 +148,10 @@ export function reportFailure(err: unknown, argv: readonly string[], failureExit
       ...(stackFile ? { stackFile } : {}),
     };
   }
-  if (json) process.stderr.write(`${displayJson({ error: f })}\n`);
-  else process.stderr.write(`supervisor: ${readableLines(err, f)}\n`);
+  if (json) cliIo().stderr.write(`${displayJson({ error: f })}
+`);
+  else cliIo().stderr.write(`supervisor: ${readableLines(err, f)}
+`);
   return f.exit;
 }
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 // the catalog and the effect pipeline (about 0.6 s of CPU), which an operator's `sessions` or
 // `approvals` from another terminal must not pay for (issue 16: they answer within 2 s while a run is
 // busy, on a loaded machine too).
+import { cliIo, processIo, withCliIo, type CliIo } from './io.js';
 import { UsageError } from './usage.js';
 import { reportFailure } from './failure.js';
 
@@ -43,13 +44,19 @@ function version(): string {
   return pkg.version;
 }
 
-/** The command's exit status; every failure goes through the one error boundary (failure.ts). */
-export async function main(argv: string[]): Promise<number> {
-  try {
-    return await dispatch(argv);
-  } catch (err) {
-    return reportFailure(err, argv, failureExit(argv));
-  }
+/**
+ * The command's exit status; every failure goes through the one error boundary (failure.ts).
+ * Everything the command prints goes to `io` (io.ts), the process's streams by default; the tests
+ * pass buffers to check parsing, usage errors and help in-process.
+ */
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  return withCliIo(io, async () => {
+    try {
+      return await dispatch(argv);
+    } catch (err) {
+      return reportFailure(err, argv, failureExit(argv));
+    }
+  });
 }
 
 /**
@@ -86,16 +93,16 @@ async function dispatch(argv: string[]): Promise<number> {
     case '-h':
     case '--help':
     case 'help':
-      process.stdout.write(MAIN_HELP);
+      cliIo().stdout.write(MAIN_HELP);
       return command === undefined ? 2 : 0;
     case '--version':
     case '-V':
-      process.stdout.write(`${version()}\n`);
+      cliIo().stdout.write(`${version()}\n`);
       return 0;
     case 'exec':
       return await (await import('./exec.js')).runExec(rest);
     case 'doctor':
-      return await (await import('./doctor.js')).runDoctorCommand(rest);
+      return await (await import('./doctor.js')).runDoctorCommand(rest, cliIo());
     case 'reconcile':
       return await (await import('./reconcile.js')).runReconcile(rest);
     case 'audit':

@@ -1,6 +1,7 @@
 // The operator's commands, usable from another terminal while a run is live: sessions, tasks,
 // logs (with --follow) and cancel. They read the store through the same PrincipalScope as the run
 // (the local user); a cancel is a request the owning run acts on within a fraction of a second.
+import { cliIo } from './io.js';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -51,14 +52,14 @@ const limitOf = (v: string | undefined): number => {
 
 export async function runSessions(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['limit', 'state-dir'], multi: [] }, 'sessions');
-  if (f.help) return void process.stdout.write(SESSIONS_HELP), 0;
+  if (f.help) return void cliIo().stdout.write(SESSIONS_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('sessions takes no arguments; see supervisor sessions --help');
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   try {
     const rows = new SessionStore(db).listSessions({ principal }, { limit: limitOf(f.value.get('limit')) });
-    if (f.bool.has('json')) process.stdout.write(`${displayJson({ sessions: rows })}\n`);
-    else if (rows.length === 0) process.stdout.write('no sessions\n');
-    else for (const s of rows) process.stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${displayText(s.coreDir)}${s.endReason ? ` (${displayText(s.endReason)})` : ''}\n`);
+    if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ sessions: rows })}\n`);
+    else if (rows.length === 0) cliIo().stdout.write('no sessions\n');
+    else for (const s of rows) cliIo().stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${displayText(s.coreDir)}${s.endReason ? ` (${displayText(s.endReason)})` : ''}\n`);
     return 0;
   } finally {
     db.close();
@@ -72,15 +73,15 @@ function taskLine(t: TaskRecord): string {
 
 export async function runTasks(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['session', 'limit', 'state-dir'], multi: [] }, 'tasks');
-  if (f.help) return void process.stdout.write(TASKS_HELP), 0;
+  if (f.help) return void cliIo().stdout.write(TASKS_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('tasks takes no arguments; see supervisor tasks --help');
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   try {
     const session = f.value.get('session');
     const rows = new TaskStore(db).list({ principal }, { ...(session ? { sessionId: session } : {}), limit: limitOf(f.value.get('limit')) });
-    if (f.bool.has('json')) process.stdout.write(`${displayJson({ tasks: rows.map(({ logTail: _t, ...r }) => r) })}\n`);
-    else if (rows.length === 0) process.stdout.write('no tasks\n');
-    else for (const t of rows) process.stdout.write(`${taskLine(t)}\n`);
+    if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ tasks: rows.map(({ logTail: _t, ...r }) => r) })}\n`);
+    else if (rows.length === 0) cliIo().stdout.write('no tasks\n');
+    else for (const t of rows) cliIo().stdout.write(`${taskLine(t)}\n`);
     return 0;
   } finally {
     db.close();
@@ -89,7 +90,7 @@ export async function runTasks(argv: string[]): Promise<number> {
 
 export async function runLogs(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json', 'follow'], value: ['state-dir'], multi: [] }, 'logs');
-  if (f.help) return void process.stdout.write(LOGS_HELP), 0;
+  if (f.help) return void cliIo().stdout.write(LOGS_HELP), 0;
   const [id, ...extra] = f.positionals;
   if (!id || extra.length > 0) throw new UsageError('logs needs one task id: supervisor logs <task>; supervisor tasks lists them');
   const { db, principal } = openForOperator(f.value.get('state-dir'));
@@ -102,21 +103,21 @@ export async function runLogs(argv: string[]): Promise<number> {
     for (;;) {
       const chunks = store.logs({ principal }, id, { afterSeq: after });
       if (chunks === undefined) {
-        process.stderr.write(`supervisor logs: no task ${id} (supervisor tasks lists yours)\n`);
+        cliIo().stderr.write(`supervisor logs: no task ${id} (supervisor tasks lists yours)\n`);
         return 2;
       }
       for (const c of chunks) {
         after = c.seq;
         // A task's output is untrusted text: newline and tab stay (a log is multi-line), every other
         // control, format and bidi character is shown as an escape (docs/security-model.md, *Views*).
-        if (f.bool.has('json')) process.stdout.write(`${displayJson(c)}\n`);
-        else if (c.stream === 'note') process.stderr.write(`${displayText(c.chunk)}\n`);
-        else (c.stream === 'stderr' ? process.stderr : process.stdout).write(displayText(c.chunk, { keep: 'log' }));
+        if (f.bool.has('json')) cliIo().stdout.write(`${displayJson(c)}\n`);
+        else if (c.stream === 'note') cliIo().stderr.write(`${displayText(c.chunk)}\n`);
+        else (c.stream === 'stderr' ? cliIo().stderr : cliIo().stdout).write(displayText(c.chunk, { keep: 'log' }));
       }
       const t = store.get({ principal }, id)!;
       if (!f.bool.has('follow') || stop) return 0;
       if (t.status !== 'running' && chunks.length === 0) {
-        process.stderr.write(`[task ${t.status}${t.reason ? `: ${displayText(t.reason)}` : ''}]\n`);
+        cliIo().stderr.write(`[task ${t.status}${t.reason ? `: ${displayText(t.reason)}` : ''}]\n`);
         return 0;
       }
       if (chunks.length === 0) await new Promise((r) => setTimeout(r, 200));
@@ -129,7 +130,7 @@ export async function runLogs(argv: string[]): Promise<number> {
 
 export async function runCancel(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['wait', 'state-dir'], multi: [] }, 'cancel');
-  if (f.help) return void process.stdout.write(CANCEL_HELP), 0;
+  if (f.help) return void cliIo().stdout.write(CANCEL_HELP), 0;
   const [id, ...extra] = f.positionals;
   if (!id || extra.length > 0) throw new UsageError('cancel needs one task id: supervisor cancel <task>');
   const waitS = f.value.get('wait') === undefined ? 10 : Number(f.value.get('wait'));
@@ -139,7 +140,7 @@ export async function runCancel(argv: string[]): Promise<number> {
   try {
     let t = store.requestCancel({ principal }, id);
     if (!t) {
-      process.stderr.write(`supervisor cancel: no task ${id} (supervisor tasks lists yours)\n`);
+      cliIo().stderr.write(`supervisor cancel: no task ${id} (supervisor tasks lists yours)\n`);
       return 2;
     }
     const deadline = Date.now() + waitS * 1000;
@@ -147,8 +148,8 @@ export async function runCancel(argv: string[]): Promise<number> {
       await new Promise((r) => setTimeout(r, 100));
       t = store.get({ principal }, id)!;
     }
-    if (f.bool.has('json')) process.stdout.write(`${displayJson({ id: t.id, status: t.status, exitCode: t.exitCode, reason: t.reason })}\n`);
-    else process.stdout.write(`${taskLine(t)}\n`);
+    if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id: t.id, status: t.status, exitCode: t.exitCode, reason: t.reason })}\n`);
+    else cliIo().stdout.write(`${taskLine(t)}\n`);
     return t.status === 'running' ? 1 : 0;
   } finally {
     db.close();
@@ -196,7 +197,7 @@ function requestJson(r: PendingApproval): Record<string, unknown> {
 
 export async function runApprovals(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json', 'always'], value: ['state-dir', 'expect'], multi: [] }, 'approvals');
-  if (f.help) return void process.stdout.write(APPROVALS_HELP), 0;
+  if (f.help) return void cliIo().stdout.write(APPROVALS_HELP), 0;
   const [verb, id, ...extra] = f.positionals;
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   const store = new PendingApprovalStore(db);
@@ -204,19 +205,19 @@ export async function runApprovals(argv: string[]): Promise<number> {
     if (verb === undefined || verb === 'list') {
       if (id !== undefined) throw new UsageError('approvals list takes no id; see supervisor approvals --help');
       const rows = store.list({ principal });
-      if (f.bool.has('json')) process.stdout.write(`${displayJson({ pending: rows.map(requestJson) })}\n`);
-      else if (rows.length === 0) process.stdout.write('no approval requests are waiting\n');
-      else for (const r of rows) process.stdout.write(renderRequest(r, false));
+      if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ pending: rows.map(requestJson) })}\n`);
+      else if (rows.length === 0) cliIo().stdout.write('no approval requests are waiting\n');
+      else for (const r of rows) cliIo().stdout.write(renderRequest(r, false));
       return 0;
     }
     if (verb === 'show') {
       if (!id || extra.length > 0) throw new UsageError('approvals show needs one request id; supervisor approvals lists them');
       const r = store.list({ principal }).find((x) => x.id === id);
       if (!r) {
-        process.stderr.write(`supervisor approvals: no waiting request ${displayText(id)}; supervisor approvals lists them\n`);
+        cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}; supervisor approvals lists them\n`);
         return 2;
       }
-      process.stdout.write(f.bool.has('json') ? `${displayJson(requestJson(r))}\n` : renderRequest(r, true));
+      cliIo().stdout.write(f.bool.has('json') ? `${displayJson(requestJson(r))}\n` : renderRequest(r, true));
       return 0;
     }
     if (verb !== 'approve' && verb !== 'deny') throw new UsageError(`approvals: unknown action ${displayText(JSON.stringify(verb))}; use list, show <id>, approve <id> or deny <id>`);
@@ -226,19 +227,19 @@ export async function runApprovals(argv: string[]): Promise<number> {
       if (verb !== 'approve') throw new UsageError('--expect goes with approve: it binds an approval to the request you were shown');
       const r = store.list({ principal }).find((x) => x.id === id);
       if (r && shownDigest(r) !== expect.trim().toLowerCase()) {
-        process.stderr.write(`supervisor approvals: request ${id} has digest ${shownDigest(r)}, not ${displayText(expect)}: it is not the request you were shown; nothing was answered (supervisor approvals show ${id})\n`);
+        cliIo().stderr.write(`supervisor approvals: request ${id} has digest ${shownDigest(r)}, not ${displayText(expect)}: it is not the request you were shown; nothing was answered (supervisor approvals show ${id})\n`);
         return 1;
       }
     }
     const answer = store.answer({ principal }, id, verb === 'approve', f.bool.has('always'));
     if (!answer || !answer.answered) {
-      process.stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${answer ? ` (it is ${answer.record.status} already)` : ''}; supervisor approvals lists them\n`);
+      cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${answer ? ` (it is ${answer.record.status} already)` : ''}; supervisor approvals lists them\n`);
       return 2;
     }
     const after = answer.record;
-    if (f.bool.has('json')) process.stdout.write(`${displayJson({ id: after.id, status: after.status, remember: after.remember, digest: shownDigest(after) })}\n`);
+    if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id: after.id, status: after.status, remember: after.remember, digest: shownDigest(after) })}\n`);
     else {
-      process.stdout.write(
+      cliIo().stdout.write(
         `${after.id} ${after.status}${after.remember ? ' (remembered for this exact action)' : ''}: ${displayText(after.tool)} ${displayText(after.summary)}  digest ${shownDigest(after)}\n`,
       );
     }

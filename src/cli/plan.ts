@@ -1,6 +1,7 @@
 // `supervisor plan <core>...`: for each core's session, the runtime target and the effect bound,
 // with the bound computed by every registered runtime and compared: a runtime is where the
 // reasoning runs, never what it may do.
+import { cliIo } from './io.js';
 import { boundDigest, externalBudgets, registeredRuntimes, type EffectBound } from '../runtimes/index.js';
 import { loadCoreForCli } from './core-session.js';
 import { parseFlags } from './flags.js';
@@ -37,7 +38,7 @@ interface SessionPlan {
 export async function runPlan(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['runtime'], multi: [] }, 'plan');
   if (f.help) {
-    process.stdout.write(PLAN_HELP);
+    cliIo().stdout.write(PLAN_HELP);
     return 0;
   }
   if (f.positionals.length === 0) throw new UsageError('plan needs at least one core directory: supervisor plan <core>...');
@@ -76,29 +77,29 @@ export async function runPlan(argv: string[]): Promise<number> {
   }
   const ok = plans.every((p) => p.identical);
   if (f.bool.has('json')) {
-    process.stdout.write(`${JSON.stringify({ sessions: plans, identical: ok })}\n`);
+    cliIo().stdout.write(`${JSON.stringify({ sessions: plans, identical: ok })}\n`);
     return ok ? 0 : 1;
   }
   for (const p of plans) {
     const w = (s: string, n: number): string => s.padEnd(n);
-    process.stdout.write(`core ${p.core}\nrevision ${p.revision}\ncatalog ${p.catalog}\n`);
-    process.stdout.write(`runtime target: ${p.runtime.target} (${p.runtime.source}; ${p.runtime.substrate === 'in-process' ? 'the supervisor\'s own turn engine' : 'an external CLI the supervisor spawns'})\n`);
-    if (p.runtime.binary !== undefined) process.stdout.write(`  binary: ${p.runtime.binary ?? `not found (see supervisor run --help, claude-code)`}\n`);
+    cliIo().stdout.write(`core ${p.core}\nrevision ${p.revision}\ncatalog ${p.catalog}\n`);
+    cliIo().stdout.write(`runtime target: ${p.runtime.target} (${p.runtime.source}; ${p.runtime.substrate === 'in-process' ? 'the supervisor\'s own turn engine' : 'an external CLI the supervisor spawns'})\n`);
+    if (p.runtime.binary !== undefined) cliIo().stdout.write(`  binary: ${p.runtime.binary ?? `not found (see supervisor run --help, claude-code)`}\n`);
     if (p.runtime.budgets) {
       const b = p.runtime.budgets as { maxTurns: number; maxToolCalls: number; wallClockMs: number; maxCostUsd: number; clamped: string[] };
-      process.stdout.write(`  budgets: ${b.maxTurns} turn(s) (--max-turns), ${b.maxToolCalls} tool call(s) counted by the supervisor, ${b.wallClockMs / 1000} s wall clock, ${b.maxCostUsd} USD (--max-budget-usd)\n`);
-      for (const c of b.clamped) process.stdout.write(`  clamped: ${c}\n`);
+      cliIo().stdout.write(`  budgets: ${b.maxTurns} turn(s) (--max-turns), ${b.maxToolCalls} tool call(s) counted by the supervisor, ${b.wallClockMs / 1000} s wall clock, ${b.maxCostUsd} USD (--max-budget-usd)\n`);
+      for (const c of b.clamped) cliIo().stdout.write(`  clamped: ${c}\n`);
     }
     if (p.change) {
-      process.stdout.write(`runtime_target_change: ${p.change.from} → ${p.change.to}: ${p.change.effect}; authority ${p.change.authority}\n`);
+      cliIo().stdout.write(`runtime_target_change: ${p.change.from} → ${p.change.to}: ${p.change.effect}; authority ${p.change.authority}\n`);
     }
-    process.stdout.write(`\neffect bound (${p.effect_bound.operations.length} operation(s); built-in tools: ${p.effect_bound.builtins.length === 0 ? 'none' : p.effect_bound.builtins.join(', ')}):\n`);
+    cliIo().stdout.write(`\neffect bound (${p.effect_bound.operations.length} operation(s); built-in tools: ${p.effect_bound.builtins.length === 0 ? 'none' : p.effect_bound.builtins.join(', ')}):\n`);
     const n = Math.max(4, ...p.effect_bound.operations.map((o) => o.name.length));
     const c = Math.max(10, ...p.effect_bound.operations.map((o) => o.capability.length));
-    for (const o of p.effect_bound.operations) process.stdout.write(`  ${w(o.name, n)}  ${w(o.capability, c)}  ${w(o.approval, 6)}  ${o.granted ? 'granted' : 'not granted (refused at step 3)'}\n`);
-    process.stdout.write(`\neffect bound digest ${p.digest}\n`);
-    for (const r of p.runtimes) process.stdout.write(`  ${w(r.name, 12)} ${w(r.substrate, 12)} ${r.digest}  ${r.identical ? 'identical' : 'DIFFERS'}\n`);
-    process.stdout.write(p.identical ? 'the bound is identical on every runtime\n\n' : 'the bound DIFFERS between runtimes: do not run this core until it is the same\n\n');
+    for (const o of p.effect_bound.operations) cliIo().stdout.write(`  ${w(o.name, n)}  ${w(o.capability, c)}  ${w(o.approval, 6)}  ${o.granted ? 'granted' : 'not granted (refused at step 3)'}\n`);
+    cliIo().stdout.write(`\neffect bound digest ${p.digest}\n`);
+    for (const r of p.runtimes) cliIo().stdout.write(`  ${w(r.name, 12)} ${w(r.substrate, 12)} ${r.digest}  ${r.identical ? 'identical' : 'DIFFERS'}\n`);
+    cliIo().stdout.write(p.identical ? 'the bound is identical on every runtime\n\n' : 'the bound DIFFERS between runtimes: do not run this core until it is the same\n\n');
   }
   return ok ? 0 : 1;
 }

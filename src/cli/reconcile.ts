@@ -1,4 +1,5 @@
 // `supervisor reconcile`: kill what a dead predecessor left running, mark it interrupted.
+import { cliIo } from './io.js';
 import { resolve } from 'node:path';
 import { ProcessSupervisor } from '../process/index.js';
 import { defaultStateDir } from './state-dir.js';
@@ -22,7 +23,7 @@ export async function runReconcile(argv: string[]): Promise<number> {
     const a = argv[i]!;
     if (a === '--json') json = true;
     else if (a === '-h' || a === '--help') {
-      process.stdout.write(RECONCILE_HELP);
+      cliIo().stdout.write(RECONCILE_HELP);
       return 0;
     } else if (a === '--state-dir') {
       const v = argv[++i];
@@ -34,18 +35,18 @@ export async function runReconcile(argv: string[]): Promise<number> {
   const report = supervisor.reconcile();
   await supervisor.close();
   const tasksInterrupted = report.sessions.reduce((n, s) => n + s.tasks.length, report.strayTasks.length);
-  if (json) process.stdout.write(JSON.stringify({ ...report, tasksInterrupted }) + '\n');
+  if (json) cliIo().stdout.write(JSON.stringify({ ...report, tasksInterrupted }) + '\n');
   else {
-    process.stdout.write(
+    cliIo().stdout.write(
       `checked ${report.checked} running record(s); ${report.interrupted.length} interrupted; ${report.skippedLiveOwner} owned by a live supervisor; ` +
         `${report.sessions.length} session(s) and ${tasksInterrupted} background task(s) marked interrupted\n`,
     );
     for (const t of report.interrupted) {
-      process.stdout.write(`  ${t.spawnId} pid ${t.pid} ${t.command}: killed ${t.killed}${t.leaderMatched ? '' : ' (leader gone or pid reused: not signalled)'}\n`);
+      cliIo().stdout.write(`  ${t.spawnId} pid ${t.pid} ${t.command}: killed ${t.killed}${t.leaderMatched ? '' : ' (leader gone or pid reused: not signalled)'}\n`);
     }
     for (const s of report.sessions) {
       const parts = [`${s.turns.length} turn(s)`, `${s.tasks.length} task(s)`, `${s.pendingApprovals.length} pending approval(s)`];
-      process.stdout.write(`  session ${s.sessionId}: interrupted with ${parts.join(', ')}: ${s.reason}\n`);
+      cliIo().stdout.write(`  session ${s.sessionId}: interrupted with ${parts.join(', ')}: ${s.reason}\n`);
     }
   }
   return 0;

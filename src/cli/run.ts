@@ -1,6 +1,7 @@
 // `supervisor run <core>`: one session of the core's agent through the turn loop, every tool call
 // through EffectRuntime; offline and deterministic with the scripted provider, or against a real
 // model (OpenAI-compatible or Anthropic).
+import { cliIo } from './io.js';
 import { resolve } from 'node:path';
 import type { EffectOutcome } from '../effects/index.js';
 import { displayJson, displayText } from '../redaction/index.js';
@@ -65,7 +66,7 @@ host and the fix); 130 cancelled.
 export async function runRun(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval', 'resume', 'runtime'], multi: ['approve', 'deny', 'runtime-arg'] }, 'run');
   if (f.help) {
-    process.stdout.write(RUN_HELP);
+    cliIo().stdout.write(RUN_HELP);
     return 0;
   }
   const [coreDir, ...extra] = f.positionals;
@@ -80,7 +81,7 @@ export async function runRun(argv: string[]): Promise<number> {
   }
   const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // Before the printer exists (discovery runs inside openCoreSession); progress text is redacted by the runtime.
-  const early = (e: Record<string, unknown>): void => void process.stdout.write(displayJson(e) + '\n');
+  const early = (e: Record<string, unknown>): void => void cliIo().stdout.write(displayJson(e) + '\n');
   const s = await openCoreSession(
     {
       coreDir,
@@ -94,11 +95,11 @@ export async function runRun(argv: string[]): Promise<number> {
       onPendingApproval: (id, r) =>
         json
           ? early({ type: 'approval_pending', id, tool: r.toolName })
-          : void process.stderr.write(`waiting for approval of ${displayText(r.toolName)} (${id}): answer with  supervisor approvals approve ${id}  or  deny ${id}\n`),
+          : void cliIo().stderr.write(`waiting for approval of ${displayText(r.toolName)} (${id}): answer with  supervisor approvals approve ${id}  or  deny ${id}\n`),
       // Progress is for the operator only; the model sees the final result.
       onProgress: (p) =>
-        json ? early({ type: 'progress', ...p }) : void process.stdout.write(displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`) + '\n'),
-      onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void process.stderr.write(`notice: ${displayText(text)}\n`)),
+        json ? early({ type: 'progress', ...p }) : void cliIo().stdout.write(displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`) + '\n'),
+      onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void cliIo().stderr.write(`notice: ${displayText(text)}\n`)),
     },
     'run',
   );
@@ -112,7 +113,7 @@ export async function runRun(argv: string[]): Promise<number> {
   } catch (err) {
     await s.close('failed');
     if (err instanceof RuntimeSetupError) {
-      process.stderr.write(`supervisor run: ${err.message}\n`);
+      cliIo().stderr.write(`supervisor run: ${err.message}\n`);
       return 2;
     }
     throw err;
@@ -174,7 +175,7 @@ export async function runRun(argv: string[]): Promise<number> {
     }
     if (outcome === 'cancelled') return 130;
     if (outcome === 'failed') {
-      process.stderr.write(`supervisor run: runtime ${target.name} failed: ${result.reason ?? 'unknown'}\n`);
+      cliIo().stderr.write(`supervisor run: runtime ${target.name} failed: ${result.reason ?? 'unknown'}\n`);
       return 3;
     }
     return outcome === 'completed' ? 0 : 1;
@@ -182,7 +183,7 @@ export async function runRun(argv: string[]): Promise<number> {
     if (!(err instanceof ProviderError)) throw err;
     if (json) line({ type: 'error', error: err.toJSON() });
     out.end();
-    process.stderr.write(`supervisor run: ${err.message}\n`);
+    cliIo().stderr.write(`supervisor run: ${err.message}\n`);
     return 3;
   } finally {
     out.end();

@@ -1,5 +1,6 @@
 // `supervisor serve <core> --stdio | --http 127.0.0.1:PORT`: the session's resolved catalog as an
 // MCP server. Any MCP client may be the agent; every tools/call still goes through EffectRuntime.
+import { cliIo } from './io.js';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -62,7 +63,7 @@ export async function runServe(argv: string[]): Promise<number> {
     'serve',
   );
   if (f.help) {
-    process.stdout.write(SERVE_HELP);
+    cliIo().stdout.write(SERVE_HELP);
     return 0;
   }
   const [coreDir, ...extra] = f.positionals;
@@ -96,7 +97,7 @@ export async function runServe(argv: string[]): Promise<number> {
   const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // With --stdio, stdout is the protocol: every note goes to stderr.
   // Notes name tools and reasons a client chose: shown through the one display sanitiser.
-  const note = (s: string): void => void process.stderr.write(`supervisor serve: ${displayText(s)}\n`);
+  const note = (s: string): void => void cliIo().stderr.write(`supervisor serve: ${displayText(s)}\n`);
   const s = await openCoreSession(
     {
       coreDir,
@@ -169,7 +170,7 @@ export async function runServe(argv: string[]): Promise<number> {
       // 0600 from the first byte (a fresh file renamed into place), never chmod-ed after.
       withPrivateUmask(() => mkdirSync(join(tokenFile, '..'), { recursive: true, mode: 0o700 }));
       writePrivateFile(tokenFile, `${http.token}\n`);
-      process.stdout.write(`${JSON.stringify({ type: 'serving', url: http.url, token_file: tokenFile, session: s.id, tools: s.catalog.entries.length })}\n`);
+      cliIo().stdout.write(`${JSON.stringify({ type: 'serving', url: http.url, token_file: tokenFile, session: s.id, tools: s.catalog.entries.length })}\n`);
       await stopped;
       await http.close();
     }

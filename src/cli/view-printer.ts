@@ -3,6 +3,7 @@
 // view uses, and what remains passes the one display sanitiser (src/redaction/display-text.ts).
 // The secret set grows during a run (a binding resolves a value at step 6), so the patterns are
 // recompiled whenever the session's secret store knows one more value, not fixed at start.
+import { cliIo } from './io.js';
 import { StringDecoder } from 'node:string_decoder';
 import { redactDeep } from '../effects/index.js';
 import { displayJson, displayText, RedactionPatterns, redactText, StreamRedactor } from '../redaction/index.js';
@@ -25,7 +26,7 @@ export interface ViewPrinter {
   end(): void;
 }
 
-export function viewPrinter(secrets: KnownSecrets, write: (s: string) => void = (s) => void process.stdout.write(s)): ViewPrinter {
+export function viewPrinter(secrets: KnownSecrets, write: (s: string) => void = (s) => void cliIo().stdout.write(s)): ViewPrinter {
   let count = -1;
   let patterns: RedactionPatterns | null = null;
   let stream: StreamRedactor | null = null;

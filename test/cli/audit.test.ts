@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { CLI } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { openStore } from '../../src/store/database.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { appendEvent } from '../../src/store/event-chain.js';
@@ -15,6 +16,8 @@ import { tamper } from '../store/store-fixtures.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, SUPERVISOR_STATE_DIR: '', ...env } });
+
+const inProcess = (args: string[]) => runMain(...args);
 
 /** A state dir holding a store with two sessions of a few events each; the store is closed. */
 function stateDir(t: TestContext) {
@@ -120,24 +123,25 @@ test('the state dir comes from SUPERVISOR_STATE_DIR when --state-dir is absent',
   assert.equal((JSON.parse(r.stdout) as { store: string }).store, s.file);
 });
 
-test('help is true and usage errors name the flag and the fix', () => {
+// In-process (main(argv, io)): only parsing and help, no store is touched.
+test('help is true and usage errors name the flag and the fix', async () => {
   for (const args of [['audit', '--help'], ['audit', 'verify', '--help']]) {
-    const h = run(args);
+    const h = await inProcess(args);
     assert.equal(h.status, 0);
     assert.match(h.stdout, /^Usage: supervisor audit verify \[--session ID\] \[--json\] \[--state-dir DIR\]/);
     assert.match(h.stdout, /0 +every chain checked is intact\n +1 +at least one chain is broken\n +2 /);
   }
-  assert.match(run(['--help']).stdout, /^  audit verify \[--session ID\] \[--json\]/m);
-  const bare = run(['audit']);
+  assert.match((await inProcess(['--help'])).stdout, /^  audit verify \[--session ID\] \[--json\]/m);
+  const bare = await inProcess(['audit']);
   assert.equal(bare.status, 2);
-  const unknownSub = run(['audit', 'check']);
+  const unknownSub = await inProcess(['audit', 'check']);
   assert.equal(unknownSub.status, 2);
   assert.match(unknownSub.stderr, /unknown audit command "check"; the only one is "verify"/);
-  const badFlag = run(['audit', 'verify', '--fast']);
+  const badFlag = await inProcess(['audit', 'verify', '--fast']);
   assert.equal(badFlag.status, 2);
   assert.match(badFlag.stderr, /unknown option --fast for audit verify/);
-  const noValue = run(['audit', 'verify', '--session']);
+  const noValue = await inProcess(['audit', 'verify', '--session']);
   assert.equal(noValue.status, 2);
   assert.match(noValue.stderr, /--session needs a session id/);
-  assert.match(run(['audit', 'verify', '--session', '--json']).stderr, /--session needs a session id/);
+  assert.match((await inProcess(['audit', 'verify', '--session', '--json'])).stderr, /--session needs a session id/);
 });

@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CLI, alive, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 
 const require = createRequire(import.meta.url);
 const dirs: { remove(): void }[] = [];
@@ -25,7 +26,7 @@ function state(): string {
 
 function execJson(args: string[], stateDir: string): { status: number | null; out: any; stderr: string; ms: number } {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [CLI, 'exec', '--json', '--state-dir', stateDir, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [CLI, 'exec', '--json', '--state-dir', stateDir, ...args], { encoding: 'utf8', timeout: 120_000 });
   const out = r.stdout.trim() ? JSON.parse(r.stdout.trim()) : null;
   if (out?.spawnId) spawnIds.add(out.spawnId);
   return { status: r.status, out, stderr: r.stderr, ms: Date.now() - t0 };
@@ -41,6 +42,8 @@ function runningRecords(stateDir: string): any[] {
   }
 }
 
+// The waits and spawn timeouts in this file only stop a hang: the serial baseline of issue 17 at
+// load 20-50 took more than 10 s for the CLI to start its tree, and more than 30 s for one exec.
 /** Waits until the CLI's store shows one running tree with at least `min` live marked processes. */
 function waitForRunningTree(dir: string, min: number): Promise<any> {
   return waitFor(`a running record with ${min} marked processes`, () => {
@@ -50,7 +53,7 @@ function waitForRunningTree(dir: string, min: number): Promise<any> {
     } catch {
       return null; // the store does not exist yet
     }
-  });
+  }, 60_000);
 }
 
 test('exec --timeout 2 kills a tree with a setsid escapee and returns 124 after about 2 s', () => {
@@ -89,11 +92,12 @@ test('exec redacts an environment secret from passthrough output and artifacts',
   assert.equal(r.stdout, '[REDACTED]\n');
 });
 
-test('bad usage names the flag and exits 2', () => {
-  const r = spawnSync(process.execPath, [CLI, 'exec', '--timeout', 'soon', '--', 'true'], { encoding: 'utf8' });
+// In-process (main(argv, io)): the arguments are refused before anything starts.
+test('bad usage names the flag and exits 2', async () => {
+  const r = await runMain('exec', '--timeout', 'soon', '--', 'true');
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--timeout "soon" is not a duration/);
-  const u = spawnSync(process.execPath, [CLI, 'exec', '--frobnicate', '--', 'true'], { encoding: 'utf8' });
+  const u = await runMain('exec', '--frobnicate', '--', 'true');
   assert.equal(u.status, 2);
   assert.match(u.stderr, /unknown option --frobnicate/);
 });
@@ -168,7 +172,7 @@ test('an artifact write failure (ENOSPC) fails the execution, and the tree is st
   const dir = state();
   // A 1 MiB tmpfs over the artifact root, in a private mount namespace: a real ENOSPC, nothing faked.
   const script = `mkdir -p "$1/artifacts" && mount -t tmpfs -o size=1m,mode=0700 tmpfs "$1/artifacts" && exec "$2" "$3" exec --json --state-dir "$1" -- sh -c 'head -c 4000000 /dev/zero; sleep 60'`;
-  const r = spawnSync('unshare', ['-m', 'sh', '-c', script, 'sh', dir, process.execPath, CLI], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync('unshare', ['-m', 'sh', '-c', script, 'sh', dir, process.execPath, CLI], { encoding: 'utf8', timeout: 120_000 });
   t.diagnostic(r.stderr);
   const out = JSON.parse(r.stdout.trim());
   spawnIds.add(out.spawnId);

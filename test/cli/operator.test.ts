@@ -13,9 +13,17 @@ const AGENT = 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, tas
 function core(second: string): string {
   return makeCore({
     'agent.yaml': AGENT,
-    'script.yaml': `turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo started; sleep 60", background: true } }\n  - tool_calls:\n      - ${second}\n  - text: done\n`,
+    'script.yaml': `turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo started; sleep 300", background: true } }\n  - tool_calls:\n      - ${second}\n  - text: done\n`,
   });
 }
+
+// How long a test waits for a run to reach the state it checks, and how long the run's own waits
+// (a background task, yield_until, a foreground command, --await-approval) last so that it is still
+// in that state when found. A bound on a wait, not a measurement: with three test files at once at
+// load 20-30, a run took more than the former 20 s to start its task (issue 17), so the runs now
+// wait up to 110 s (under the 120 s default effect deadline); each test ends them itself (cancel,
+// SIGKILL and reconcile, an answer).
+const REACH_MS = 90_000;
 
 function tasksOf(dir: string): { id: string; status: string; spawnId: string | null; reason: string | null }[] {
   const r = cli('tasks', '--json', '--state-dir', dir);
@@ -33,12 +41,12 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
   test('while a run waits on a background task: tasks lists it, logs shows it, cancel stops it and the run goes on', async () => {
     const state = tempDir('operator-');
     dirs.push(state);
-    const run = spawn(process.execPath, [CLI, 'run', core('{ name: yield_until, arguments: { timeout_seconds: 40 } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(process.execPath, [CLI, 'run', core('{ name: yield_until, arguments: { timeout_seconds: 110 } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     run.stdout.on('data', (c) => (out += c));
     const exited = new Promise<number | null>((r) => run.once('close', r));
     try {
-      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), 20_000);
+      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), REACH_MS);
       await waitFor('its first log line', () => cli('logs', task.id, '--state-dir', state.path).stdout.includes('started') || null);
       const t0 = Date.now();
       const c = cli('cancel', task.id, '--json', '--state-dir', state.path);
@@ -60,11 +68,11 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
   test('a run killed with SIGKILL leaves its background tree to reconcile, which kills it and marks the task interrupted', async () => {
     const state = tempDir('operator-crash-');
     dirs.push(state);
-    const run = spawn(process.execPath, [CLI, 'run', core('{ name: terminal, arguments: { command: "sleep 30" } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: 'ignore' });
+    const run = spawn(process.execPath, [CLI, 'run', core('{ name: terminal, arguments: { command: "sleep 110" } }'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: 'ignore' });
     const exited = new Promise((r) => run.once('close', r));
     let spawnId = '';
     try {
-      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), 20_000);
+      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), REACH_MS);
       spawnId = task.spawnId!;
       await waitFor('the background tree', () => markedPids(spawnId).length > 0 || null);
       run.kill('SIGKILL');
@@ -102,14 +110,14 @@ describe('approvals from another terminal', { skip: process.platform !== 'linux'
         'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
         'script.yaml': 'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "touch marker" } }\n  - text: done\n',
       });
-      const run = spawn(process.execPath, [CLI, 'run', dir, '--json', '--await-approval', '30', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const run = spawn(process.execPath, [CLI, 'run', dir, '--json', '--await-approval', '110', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       run.stdout.on('data', (c) => (out += c));
       run.stderr.resume();
       // 'close', not 'exit': stdout is parsed below, and it may still hold data when the process exits.
       const exited = new Promise<number | null>((r) => run.once('close', r));
       try {
-        const req = await waitFor('a waiting request', () => pending(state.path)[0], 20_000);
+        const req = await waitFor('a waiting request', () => pending(state.path)[0], REACH_MS);
         assert.deepEqual([req.tool, req.summary], ['terminal', 'touch marker']);
         assert.equal(spawnSync('test', ['-e', `${dir}/marker`]).status, 1, 'nothing ran before the answer');
         const r = cli('approvals', answer, req.id, '--state-dir', state.path);

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { openStore } from '../../src/store/index.js';
 import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores, toolFiles } from '../core/temp-core.js';
 import { fixtureDecl } from '../adapters/mcp/mcp-fixture.js';
 import { readEvents } from '../../src/store/index.js';
@@ -411,14 +412,15 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     assert.equal(await stopChild(s.child), 0);
   });
 
-  test('http refuses to bind anything but loopback, before opening a session', () => {
+  // In-process (main(argv, io)): the flags are refused before a session is opened.
+  test('http refuses to bind anything but loopback, before opening a session', async () => {
     const dir = state();
     for (const addr of ['0.0.0.0:0', '192.168.1.10:8080', '[::]:0', 'example.com:80']) {
-      const r = cli('serve', CORE(), '--http', addr, '--state-dir', dir);
+      const r = await runMain('serve', CORE(), '--http', addr, '--state-dir', dir);
       assert.equal(r.status, 2, addr);
       assert.match(r.stderr, /loopback|write the address/, addr);
     }
-    const both = cli('serve', CORE(), '--stdio', '--http', '127.0.0.1:0', '--state-dir', dir);
+    const both = await runMain('serve', CORE(), '--stdio', '--http', '127.0.0.1:0', '--state-dir', dir);
     assert.equal(both.status, 2);
     assert.match(both.stderr, /exactly one transport/);
   });
