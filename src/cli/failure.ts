@@ -7,7 +7,9 @@ import { cliIo } from './io.js';
 import { closeSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CoreLoadError, formatIssue, MAX_LISTED_ISSUES } from '../core/index.js';
+// The core's error type only: the loader behind core/index.js (yaml, ajv, re2js) would cost every
+// command's start, --help included.
+import { CoreLoadError, formatIssue, MAX_LISTED_ISSUES } from '../core/errors.js';
 import { displayJson, displayText } from '../redaction/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';

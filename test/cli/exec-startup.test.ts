@@ -12,8 +12,8 @@ afterEach(() => {
 });
 
 /** The ES modules a CLI run loaded, from Node's own loader trace (NODE_DEBUG=esm). */
-function modulesLoaded(args: string[]): string[] {
-  const d = tempDir();
+function modulesLoaded(args: string[], stateDir?: string): string[] {
+  const d = stateDir ? { path: stateDir, remove: () => undefined } : tempDir();
   dirs.push(d);
   const r = spawnSync(process.execPath, [CLI, ...args], {
     encoding: 'utf8',
@@ -34,4 +34,17 @@ test('exec -- true loads only this platform’s process code: no other platform,
     ['linux', 'darwin', 'win32'].some((p) => p !== process.platform && u.includes(`/src/process/${p}/`)),
   );
   assert.deepEqual(foreign, []);
+});
+
+test('--help, exec and the operator commands load no core loader and no schema compiler (yaml, ajv, re2js)', () => {
+  // One state dir: exec makes the store the operator commands then read.
+  const state = tempDir();
+  dirs.push(state);
+  for (const args of [['--help'], ['exec', '--', 'true'], ['sessions'], ['approvals']]) {
+    const urls = modulesLoaded(args, state.path);
+    assert.ok(urls.some((u) => u.endsWith('/src/cli/main.js')), `main.js not in the trace of ${args.join(' ')}`);
+    // The error boundary needs the core's error type only (src/core/errors.js), not the loader.
+    const heavy = urls.filter((u) => /\/src\/core\/(index|load-core|input-schema)\.js$|\/node_modules\/(yaml|ajv|re2js)\//.test(u));
+    assert.deepEqual(heavy, [], `${args.join(' ')} loaded the core loader`);
+  }
 });
