@@ -199,8 +199,13 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
 
     test('workspace = home, and a workspace containing home: cat of the key is not auto-approved, and nothing of it leaks', async () => {
       await withHome(async (home, parent) => {
+        // Other spellings of the same place: a link to the home, and a path through `..`.
+        const link = join(outside.path, `link-${randomBytes(4).toString('hex')}`);
+        symlinkSync(home, link);
         for (const [workspace, command] of [
           [home, 'cat .ssh/id_key'],
+          [link, 'cat .ssh/id_key'],
+          [`${home}/project/..`, 'cat .ssh/id_key'],
           [home, 'grep -R home-key .'],
           [parent, 'cat home/.ssh/id_key'],
           [parent, 'find -L . -name id_key'],
