@@ -62,12 +62,17 @@ export function openStore(file: string, opts: { checkpointer?: boolean } = {}): 
  * search (a stack trace, then a stat per candidate directory: ~10 ms of every `exec`, decision 65).
  * Undefined when it is not there (another layout): better-sqlite3 then searches as before.
  */
+let addon: { path: string | undefined } | null = null;
 function addonPath(): string | undefined {
-  try {
-    return require.resolve('better-sqlite3/build/Release/better_sqlite3.node');
-  } catch {
-    return undefined;
+  // Resolved once per process: a run opens the store more than once (checkpointer, reconcile).
+  if (addon === null) {
+    try {
+      addon = { path: require.resolve('better-sqlite3/build/Release/better_sqlite3.node') };
+    } catch {
+      addon = { path: undefined };
+    }
   }
+  return addon.path;
 }
 
 /**

@@ -99,7 +99,8 @@ export function validateSpec(spec: SandboxSpec, layout: HostLayout): ValidatedSp
   const env = checkEnv(spec.env);
   const args = checkArgs(spec.args);
   const protectedPaths = (spec.protectedPaths ?? []).map((p, i) => checkAbsolute(p, `protectedPaths[${i}]`));
-  const hiddenRoots = (spec.hiddenRoots ?? []).map((p, i) => checkAbsolute(p, `hiddenRoots[${i}]`));
+  // Resolved once per spec, not once per bind: every bind is compared with every root.
+  const hiddenRoots = resolvedRoots((spec.hiddenRoots ?? []).map((p, i) => checkAbsolute(p, `hiddenRoots[${i}]`)));
   const masks = maskList(spec.maskPaths);
 
   const binds = new Map<string, Bind>();
@@ -262,13 +263,22 @@ function checkCommand(command: unknown, env: Record<string, string>, cwd: string
  * The first of `roots` that a bind of `path` would show whole (`path` equals it or contains it),
  * before or after resolving symlinks on either side; null when none. A path inside a root is fine.
  */
-export function hiddenRootShown(path: string, roots: readonly string[]): string | null {
+export function hiddenRootShown(path: string, roots: readonly string[] | ResolvedRoots): string | null {
   const real = safeRealpath(path);
-  for (const root of roots) {
-    const rootReal = safeRealpath(root);
+  const pairs = 'pairs' in roots ? roots.pairs : resolvedRoots(roots).pairs;
+  for (const { root, rootReal } of pairs) {
     if (within(root, path) || within(rootReal, real) || within(rootReal, path) || within(root, real)) return root;
   }
   return null;
+}
+
+/** Roots with their symlinks resolved, for comparing many paths against the same roots. */
+export interface ResolvedRoots {
+  readonly pairs: readonly { root: string; rootReal: string }[];
+}
+
+function resolvedRoots(roots: readonly string[]): ResolvedRoots {
+  return { pairs: roots.map((root) => ({ root, rootReal: safeRealpath(root) })) };
 }
 
 /**
