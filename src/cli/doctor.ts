@@ -7,7 +7,7 @@ import { probeToolHostContainment } from '../adapters/authored/host-containment-
 import { probeThreadTier } from '../adapters/authored/thread-tier-probe.js';
 import { probeTerminalAutoApproval } from '../adapters/builtin/terminal-sandbox-probe.js';
 import { probeLibproc } from '../process/darwin/libproc-probe.js';
-import { probeCgroup, probePidfd, probeSubreaper, probeUnshare } from '../process/linux/mechanism-probes.js';
+import { probeCgroup, probePidfd, probeSubreaper, probeTreeCpuGroup, probeUnshare } from '../process/linux/mechanism-probes.js';
 import { probeFfi, probePlatform } from '../process/platform-probes.js';
 import { PROBE_TIMEOUT_MS, ProbeChildren, type MechanismFinding } from '../process/probe-children.js';
 import { probeBubblewrap, probeSandbox } from '../process/sandbox/sandbox-probes.js';
@@ -27,6 +27,7 @@ export const DOCTOR_MECHANISMS = [
   'subreaper',
   'pidfd',
   'cgroupV2',
+  'treeCpuGroup',
   'bubblewrap',
   'sandbox',
   'terminalAutoApproval',
@@ -52,6 +53,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   subreaper: ['linux'],
   pidfd: ['linux'],
   cgroupV2: ['linux'],
+  treeCpuGroup: ['linux'],
   bubblewrap: ['linux'],
   // The tier exists everywhere; on Windows it is a finding that it is unavailable, not "another OS".
   sandbox: 'all',
@@ -81,6 +83,7 @@ const PROBES: Record<DoctorMechanism, Probe> = {
   subreaper: probeSubreaper,
   pidfd: probePidfd,
   cgroupV2: probeCgroup,
+  treeCpuGroup: probeTreeCpuGroup,
   bubblewrap: probeBubblewrap,
   sandbox: probeSandbox,
   terminalAutoApproval: probeTerminalAutoApproval,
@@ -156,7 +159,7 @@ export function formatDoctor(r: DoctorReport): string {
 const DOCTOR_HELP = `usage: supervisor doctor [--json]
 
 Tries each isolation mechanism on this machine and reports which work: on Linux ffi-rs, subreaper,
-pidfd, cgroup v2, bubblewrap, unshare; the sandbox tier (bubblewrap on Linux, sandbox-exec on
+pidfd, cgroup v2, the trees' shared CPU group, bubblewrap, unshare; the sandbox tier (bubblewrap on Linux, sandbox-exec on
 macOS), by running node inside it; the thread tier, by starting the trusted tool host and running a
 call on one of its worker threads (a boundary around the supervisor only, never against the tool); on Windows Job Objects through kernel32; on macOS libproc
 (or the ps fallback); everywhere Node's permission model, SQLite, and that untrusted schema

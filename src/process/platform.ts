@@ -32,6 +32,11 @@ export interface PreparedSpawn {
   cgroup: string | null;
   /** Give the child Node's IPC channel as an extra stdio entry (the Windows job launcher waits on it). */
   ipc?: boolean;
+  /**
+   * Present when prepareSpawn was asked to leave OS resources for later (`offLoop`): makes them
+   * (the cgroup directory) on the threadpool. Must settle before the leader is spawned.
+   */
+  ready?: () => Promise<void>;
 }
 
 export interface PlatformCapabilities {
@@ -66,8 +71,13 @@ export interface ProcessPlatform {
   startMarker(pid: number): StartMarker | null;
   /** True only when `pid` is alive now and is the same process the marker was taken from. */
   isSameProcess(pid: number, marker: StartMarker): boolean;
-  /** Wraps the command so it enters its own control group (where one exists) before it runs. */
-  prepareSpawn(spawnId: string, command: string, args: readonly string[]): PreparedSpawn;
+  /**
+   * Wraps the command so it enters its own control group (where one exists) before it runs.
+   * `offLoop`: name the group now but make it in `ready()`, off the event loop (a mkdir in a
+   * cgroup filesystem waits for the kernel's cgroup_mutex, which a starved leader entering its
+   * own cgroup can hold for as long as it waits for a CPU).
+   */
+  prepareSpawn(spawnId: string, command: string, args: readonly string[], o?: { offLoop?: boolean }): PreparedSpawn;
   /**
    * Called synchronously once spawn() returned a pid, before the child may run the command (the
    * Windows launcher waits for it). Throws to refuse the tree; the caller then kills the child.
@@ -102,8 +112,10 @@ export interface ProcessPlatform {
    * Returns how many are still waiting to be reaped. `tree` only names the tree in the debug log.
    */
   reapAdopted(seen: Map<number, TreeMember>, exclude: ReadonlySet<number>, tree?: Pick<TreeIdentity, 'spawnId' | 'pid'>): number;
-  /** Frees per-tree OS resources (the cgroup directory). */
+  /** Frees per-tree OS resources (the cgroup directory), possibly off the loop: see settle(). */
   releaseTree(tree: TreeIdentity): void;
+  /** Resolves once every release begun so far has finished (the supervisor's close awaits it). */
+  settle?(): Promise<void>;
 }
 
 export class PlatformNotImplementedError extends Error {

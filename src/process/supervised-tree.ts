@@ -33,6 +33,9 @@ const DEFAULT_GRACE_MS = 2_000;
 const DEFAULT_DRAIN_AFTER_EXIT_MS = 2_000;
 /** After the ladder every holder of the pipes is dead; anything still open is out of reach. */
 const DRAIN_AFTER_KILL_MS = 500;
+/** See drain(): how long a plain tree's slow output waits to be read, and what counts as slow. */
+const GATHER_MS = 10;
+const GATHER_BELOW_BYTES = 4096;
 
 export interface TreeContext {
   platform: ProcessPlatform;
@@ -91,6 +94,8 @@ export class LiveTree implements SupervisedTree {
   private readonly channelFd: number;
   /** start(): the leader is spawned off the event loop after a `starting` record (decision 59). */
   private readonly recordedStarting: boolean;
+  /** Stdin ignored, stdout and stderr piped, nothing else: nothing talks to the supervisor over stdio. */
+  private readonly plain: boolean;
   private spawnFailure: Error | null = null;
   private spawnPath: SpawnPath = 'node';
   private finished = false;
@@ -118,7 +123,12 @@ export class LiveTree implements SupervisedTree {
     // Artifacts first: if they cannot be written, nothing is spawned.
     ({ artifacts: this.artifacts, captures: this.captures } = this.openCaptures(spawnId));
 
-    const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? []);
+    // Without forking the supervisor where the platform can (posix_spawn on Linux, decision 58):
+    // only for the plain shape (stdin ignored, two pipes, nothing else). start() spawns it off the
+    // loop, and then the cgroup is made off the loop too.
+    const plainShape = (opts.stdin ?? 'ignore') === 'ignore' && !opts.channel;
+    const offLoop = deferred && plainShape && ctx.platform.spawnLeaderAsync !== undefined;
+    const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop });
     this.prepared = prepared;
     this.spawnId = spawnId;
     this.cgroup = prepared.cgroup;
@@ -134,10 +144,9 @@ export class LiveTree implements SupervisedTree {
       env[CHANNEL_FD_ENV] = String(channelFd);
     }
     this.channelFd = channelFd;
-    // Without forking the supervisor where the platform can (posix_spawn on Linux, decision 58):
-    // only for the plain shape (stdin ignored, two pipes, nothing else).
-    const plain = stdio.length === 3 && stdio[0] === 'ignore';
-    this.recordedStarting = deferred && plain && ctx.platform.spawnLeaderAsync !== undefined;
+    const plain = plainShape && !prepared.ipc;
+    this.plain = plain;
+    this.recordedStarting = offLoop && plain;
     if (this.recordedStarting) {
       // On record before any process of the tree exists: a supervisor killed while the spawn runs
       // on its thread leaves a row that reconcile resolves by cgroup and marker.
@@ -205,7 +214,7 @@ export class LiveTree implements SupervisedTree {
         // A persistence failure ends the tree before the failure is published.
         onFailure: () => this.requestStop('failed'),
         // The artifact backlog fell: let the pipe flow again.
-        onDrain: () => this.child[name]?.resume(),
+        onDrain: () => this.readers[name]?.drained(),
       });
     const captures = { stdout: capture('stdout', opts.onStdout), stderr: capture('stderr', opts.onStderr) };
     this.opening.defer(() => {
@@ -232,6 +241,7 @@ export class LiveTree implements SupervisedTree {
     let child: ChildProcess | SpawnedLeader;
     starting?.add(tree);
     try {
+      await tree.prepared.ready?.();
       const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env });
       if (p) {
         child = await p;
@@ -391,8 +401,8 @@ export class LiveTree implements SupervisedTree {
     });
     this.pipesClosed = Promise.all([
       // A raw stdout belongs to the caller; its close still bounds the drain after exit.
-      rawStdout ? closed(child.stdout!) : this.drain(child.stdout!, this.captures.stdout),
-      this.drain(child.stderr!, this.captures.stderr),
+      rawStdout ? closed(child.stdout!) : this.drain(child.stdout!, this.captures.stdout, 'stdout'),
+      this.drain(child.stderr!, this.captures.stderr, 'stderr'),
     ]).then(() => undefined);
 
     if (opts.timeoutMs !== undefined) {
@@ -449,16 +459,57 @@ export class LiveTree implements SupervisedTree {
     this.stopSignal();
   }
 
-  private drain(stream: NodeJS.ReadableStream & { destroy(): void }, capture: StreamCapture): Promise<void> {
-    return new Promise<void>((resolve) => {
-      stream.on('data', (chunk: Buffer) => {
+  private drain(stream: NodeJS.ReadableStream & { destroy(): void }, capture: StreamCapture, name: 'stdout' | 'stderr'): Promise<void> {
+    // A plain tree's slow output (a read smaller than GATHER_BELOW_BYTES: the pipe was nearly
+    // empty) is taken again only after GATHER_MS, and then all at once (read() in paused mode joins
+    // what arrived meanwhile): with many trees printing at once, taking each line as it landed cost
+    // one wake-up, one redaction pass and one capture step per line (decision 66). The stream and
+    // the pipe hold 16 + 64 KiB, so the child waits only if it fills those within the pause; fast
+    // output is taken without pauses. Trees that talk over stdio (MCP servers, hosts) are not
+    // plain and are never paused.
+    const gather = this.plain && this.opts.gatherOutput !== false;
+    let backpressured = false;
+    let gathering: NodeJS.Timeout | undefined;
+    const take = (): void => {
+      for (let chunk = stream.read() as Buffer | null; chunk !== null; chunk = stream.read() as Buffer | null) {
         // Back-pressure from the artifact writer: the child blocks on a full pipe, memory stays bounded.
-        if (!capture.write(chunk)) stream.pause();
+        if (!capture.write(chunk)) {
+          backpressured = true;
+          return;
+        }
+        if (gather && chunk.length < GATHER_BELOW_BYTES) {
+          gathering = setTimeout(() => {
+            gathering = undefined;
+            if (!backpressured) take();
+          }, GATHER_MS);
+          return;
+        }
+      }
+    };
+    this.readers[name] = {
+      drained: () => {
+        backpressured = false;
+        if (gathering === undefined) take();
+      },
+    };
+    return new Promise<void>((resolve) => {
+      stream.on('readable', () => {
+        if (gathering === undefined && !backpressured) take();
       });
-      stream.once('close', () => resolve());
-      stream.once('error', () => resolve());
+      // 'end' comes only once everything was taken; 'close' may come first on an error.
+      stream.once('close', () => {
+        clearTimeout(gathering);
+        resolve();
+      });
+      stream.once('error', () => {
+        clearTimeout(gathering);
+        resolve();
+      });
     });
   }
+
+  /** Per stream: what the artifact writer calls once its backlog fell (see drain). */
+  private readonly readers: Partial<Record<'stdout' | 'stderr', { drained(): void }>> = {};
 
   private async run(): Promise<TreeOutcome> {
     await Promise.race([this.exited, this.stopRequested]);

@@ -198,6 +198,8 @@ export class ProcessSupervisor {
     // Spawns on their threads become live trees first, so the stop below reaches them.
     await Promise.all([...this.spawning]);
     await this.stopAll('cancelled');
+    // Cgroup directories are removed off the loop; none is left behind by a clean close.
+    await this.platform.settle?.();
     this.db.close();
   }
 

@@ -67,6 +67,11 @@ export interface SpawnTreeOptions {
   timeoutMs?: number;
   /** How long to keep draining pipes after the leader exited. Default 2,000 ms. */
   drainAfterExitMs?: number;
+  /**
+   * Default true: a plain tree's slow output (reads under 4 KiB) is read at most every 10 ms, so
+   * many trees printing line by line cost one read per burst, not one per line. False: read at once.
+   */
+  gatherOutput?: boolean;
   /** Exact values removed from tails and artifacts, across chunk boundaries. */
   redact?: RedactionSource;
   stdin?: 'ignore' | 'inherit' | 'pipe';

@@ -140,25 +140,44 @@ function parseCgroup2Mounts(mountinfo: string): Cgroup2Mount[] {
 }
 
 // mountinfo writes space, tab, newline and backslash as octal escapes.
-function unescapeMount(s: string): string {
+export function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
 }
 
 /** Makes `<root.base>/<spawnId>` for one tree; the spawn id must match /^sp_[0-9a-f]{24}$/. */
 export function createTreeCgroup(root: CgroupRoot, spawnId: string): string {
-  if (!SPAWN_ID_RE.test(spawnId)) {
-    throw new CgroupError('CGROUP_BAD_SPAWN_ID', `createTreeCgroup: spawn id ${JSON.stringify(spawnId)} does not match /^sp_[0-9a-f]{24}$/; pass the id the process registry minted`);
-  }
-  const dir = path.join(root.base, spawnId);
+  const dir = treeCgroupPath(root, spawnId);
   try {
     fs.mkdirSync(dir);
   } catch (err) {
-    if (code(err) === 'EEXIST') {
-      throw new CgroupError('CGROUP_EXISTS', `createTreeCgroup: ${dir} already exists; spawn ids must be unique (a leftover from a crashed supervisor is removed by recovery, not reused)`, { cause: err });
-    }
-    throw new CgroupError('CGROUP_CREATE_FAILED', `createTreeCgroup: cannot create ${dir}: ${errText(err)}`, { cause: err });
+    throw createFailed(dir, err);
   }
   return dir;
+}
+
+/** createTreeCgroup with the mkdir on the threadpool, for a path treeCgroupPath gave. */
+export async function createTreeCgroupAsync(dir: string): Promise<void> {
+  checkDir(dir, 'createTreeCgroupAsync');
+  try {
+    await fs.promises.mkdir(dir);
+  } catch (err) {
+    throw createFailed(dir, err);
+  }
+}
+
+/** Where the tree's cgroup is (or will be made); the spawn id must match /^sp_[0-9a-f]{24}$/. */
+export function treeCgroupPath(root: CgroupRoot, spawnId: string): string {
+  if (!SPAWN_ID_RE.test(spawnId)) {
+    throw new CgroupError('CGROUP_BAD_SPAWN_ID', `createTreeCgroup: spawn id ${JSON.stringify(spawnId)} does not match /^sp_[0-9a-f]{24}$/; pass the id the process registry minted`);
+  }
+  return path.join(root.base, spawnId);
+}
+
+function createFailed(dir: string, err: unknown): CgroupError {
+  if (code(err) === 'EEXIST') {
+    return new CgroupError('CGROUP_EXISTS', `createTreeCgroup: ${dir} already exists; spawn ids must be unique (a leftover from a crashed supervisor is removed by recovery, not reused)`, { cause: err });
+  }
+  return new CgroupError('CGROUP_CREATE_FAILED', `createTreeCgroup: cannot create ${dir}: ${errText(err)}`, { cause: err });
 }
 
 /** Moves one process (all its threads) into the cgroup at `dir`. */
@@ -188,6 +207,19 @@ export function cgroupPids(dir: string): number[] {
     for (const sub of subCgroups(d)) walk(sub);
   };
   walk(dir);
+  return pids;
+}
+
+/** Pids directly in the cgroup (not in cgroups below it); [] when it is gone or unreadable. */
+export function cgroupProcs(dir: string): number[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dir, 'cgroup.procs'), 'utf8');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const l of text.split('\n')) if (l !== '') pids.push(Number(l));
   return pids;
 }
 
@@ -225,7 +257,7 @@ export async function removeCgroup(dir: string, timeoutMs = 1_000): Promise<bool
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      rmdirTree(dir);
+      await rmdirTree(dir);
       return true;
     } catch (err) {
       const c = code(err);
@@ -239,10 +271,21 @@ export async function removeCgroup(dir: string, timeoutMs = 1_000): Promise<bool
   }
 }
 
-// Children first: rmdir of a cgroup fails while it has child cgroups.
-function rmdirTree(dir: string): void {
-  for (const sub of subCgroups(dir)) rmdirTree(sub);
-  fs.rmdirSync(dir);
+// Children first: rmdir of a cgroup fails while it has child cgroups. On the threadpool: an rmdir
+// in a cgroup filesystem waits for the kernel's cgroup_mutex (see prepareSpawn's offLoop).
+async function rmdirTree(dir: string): Promise<void> {
+  for (const sub of await subCgroupsAsync(dir)) await rmdirTree(sub);
+  await fs.promises.rmdir(dir);
+}
+
+async function subCgroupsAsync(dir: string): Promise<string[]> {
+  try {
+    const entries = await fs.promises.readdir(dir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+  } catch (err) {
+    if (code(err) === 'ENOENT') return [];
+    throw err;
+  }
 }
 
 function subCgroups(dir: string): string[] {
@@ -256,20 +299,27 @@ function subCgroups(dir: string): string[] {
   return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
 }
 
+// The tree's cgroup first (a failure there stops the tree: it would be unkillable by cgroup.kill),
+// then, if one is named, the trees' shared CPU group (scheduling only: a failure is ignored, and
+// doctor reports the group). The tree cgroup is entered while the leader still has a fresh share
+// of its own, since the write holds the kernel's cgroup_mutex, which the supervisor may wait for.
 const ENTRY_SCRIPT =
-  'echo $$ > "$1/cgroup.procs" || { echo "isolation-supervisor: could not enter cgroup $1" >&2; exit 125; }; shift; exec "$@"';
+  'echo $$ > "$1/cgroup.procs" || { echo "isolation-supervisor: could not enter cgroup $1" >&2; exit 125; }; ' +
+  '[ -z "$2" ] || { echo $$ > "$2/cgroup.procs"; } 2>/dev/null; shift 2; exec "$@"';
 
 /**
- * Wraps a command so it enters the cgroup before it runs: /bin/sh writes its own pid, then execs
- * the target (same pid). Everything is passed as positional arguments, never put into the script.
- * Exit status 125 means the cgroup could not be entered and the target never ran.
+ * Wraps a command so it enters the cgroup (and the trees' CPU group, when given) before it runs:
+ * /bin/sh writes its own pid, then execs the target (same pid). Everything is passed as positional
+ * arguments, never put into the script. Exit status 125 means the cgroup could not be entered and
+ * the target never ran.
  */
-export function cgroupEntryWrapper(dir: string, command: string, args: readonly string[]): { command: string; args: string[] } {
+export function cgroupEntryWrapper(dir: string, command: string, args: readonly string[], cpuGroup: string | null = null): { command: string; args: string[] } {
   checkDir(dir, 'cgroupEntryWrapper');
+  if (cpuGroup !== null) checkDir(cpuGroup, 'cgroupEntryWrapper');
   if (command === '' || command.includes('\0') || args.some((a) => a.includes('\0'))) {
     throw new CgroupError('CGROUP_BAD_COMMAND', 'cgroupEntryWrapper: the command must be non-empty and no argument may contain a NUL byte');
   }
-  return { command: '/bin/sh', args: ['-c', ENTRY_SCRIPT, 'sh', dir, command, ...args] };
+  return { command: '/bin/sh', args: ['-c', ENTRY_SCRIPT, 'sh', dir, cpuGroup ?? '', command, ...args] };
 }
 
 function checkDir(dir: string, fn: string): void {

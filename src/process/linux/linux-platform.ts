@@ -14,12 +14,16 @@ import { bootId, listPids, pruneMarkerCache, readStat, spawnMarkersOf, startTime
 import {
   cgroupEntryWrapper,
   cgroupPids,
+  cgroupProcs,
   createTreeCgroup,
+  createTreeCgroupAsync,
+  treeCgroupPath,
   detectCgroupV2,
   killCgroup,
   removeCgroup,
   type CgroupRoot,
 } from './cgroup.js';
+import { detectTreeCpuGroup } from './cpu-group.js';
 
 export interface LinuxPlatformOptions {
   /** Use a cgroup per tree when a writable cgroup v2 exists (default true). */
@@ -63,11 +67,18 @@ export class LinuxPlatform implements ProcessPlatform {
     return st !== null && st.state !== 'Z' && st.startTime === marker.startTime;
   }
 
-  prepareSpawn(spawnId: string, command: string, args: readonly string[]): PreparedSpawn {
+  prepareSpawn(spawnId: string, command: string, args: readonly string[], o: { offLoop?: boolean } = {}): PreparedSpawn {
     const caps = this.init();
     if (caps.cgroup && this.cgroupRoot) {
+      const cpuGroup = detectTreeCpuGroup(this.cgroupRoot).group?.entryDir ?? null;
+      if (o.offLoop) {
+        const cgroup = treeCgroupPath(this.cgroupRoot, spawnId);
+        this.liveCgroups.add(cgroup);
+        return { ...cgroupEntryWrapper(cgroup, command, [...args], cpuGroup), cgroup, ready: () => createTreeCgroupAsync(cgroup) };
+      }
       const cgroup = createTreeCgroup(this.cgroupRoot, spawnId);
-      return { ...cgroupEntryWrapper(cgroup, command, [...args]), cgroup };
+      this.liveCgroups.add(cgroup);
+      return { ...cgroupEntryWrapper(cgroup, command, [...args], cpuGroup), cgroup };
     }
     return { command, args: [...args], cgroup: null };
   }
@@ -122,8 +133,24 @@ export class LinuxPlatform implements ProcessPlatform {
   }
 
   releaseTree(tree: TreeIdentity): void {
-    // rmdir succeeds once the last member is reaped; retried briefly in the background.
-    if (tree.cgroup) void removeCgroup(tree.cgroup).catch(() => undefined);
+    // rmdir succeeds once the last member is reaped; retried briefly in the background. A
+    // directory still there when this process ends is removed by the next reconcile.
+    if (!tree.cgroup) return;
+    this.liveCgroups.delete(tree.cgroup);
+    const removal = removeCgroup(tree.cgroup).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.removals.add(removal);
+    void removal.finally(() => this.removals.delete(removal));
+  }
+
+  private readonly removals = new Set<Promise<void>>();
+  /** The cgroups of this process's trees, from prepareSpawn to releaseTree. */
+  private readonly liveCgroups = new Set<string>();
+
+  async settle(): Promise<void> {
+    while (this.removals.size > 0) await Promise.all([...this.removals]);
   }
 
   /** Signals a bare pid only if it is still the process observed (pidfd pins it; start time names it). */
@@ -238,10 +265,11 @@ export class LinuxPlatform implements ProcessPlatform {
    * is read once for all of them, in slices under the shared per-turn budget.
    */
   private async walkOnce(batch: readonly WalkRequest[]): Promise<void> {
+    const inOtherTrees = pidsInOtherTreeCgroups(batch, this.liveCgroups);
     const trees = batch.map((r) => {
       const held = r.leaderHeld();
       const groupTrusted = held || this.isSameProcess(r.tree.pid, r.tree.startMarker);
-      return { r, held, groupTrusted, walk: this.walker(r.tree, groupTrusted, r.seen) };
+      return { r, held, groupTrusted, walk: this.walker(r.tree, groupTrusted, r.seen, inOtherTrees) };
     });
     // A process that a member forks while the walk is under way is not in the first listing: list
     // again after each pass and visit what is new (and what was gone when visited, in case its pid
@@ -253,6 +281,12 @@ export class LinuxPlatform implements ProcessPlatform {
       for (let i = 0; i < pending.length; i++) {
         if ((i & 7) === 0) await sliceBudget();
         const pid = pending[i]!;
+        // Another tree's process is that tree's: its stat is not read, because a stat read waits
+        // for a process in the middle of an exec, and the trees' processes are the ones in exec.
+        if (inOtherTrees.has(pid)) {
+          visited.add(pid);
+          continue;
+        }
         const st = readStat(pid);
         if (st === null) {
           visited.delete(pid);
@@ -280,6 +314,7 @@ export class LinuxPlatform implements ProcessPlatform {
     tree: TreeIdentity,
     groupTrusted: boolean,
     seen: Map<number, TreeMember>,
+    inOtherTrees: ReadonlySet<number> = new Set(),
   ): { visit(pid: number, st: ProcStat): void; finish(): TreeMember[] } {
     const leaderStart = BigInt(tree.startMarker.startTime);
     const inCgroup = tree.cgroup ? new Set(safeCgroupPids(tree.cgroup)) : null;
@@ -291,7 +326,13 @@ export class LinuxPlatform implements ProcessPlatform {
       if (BigInt(st.startTime) < leaderStart) return;
       const known = seen.get(pid);
       // Read last: the environment is the most expensive rule, and once per process (spawnMarkersOf).
-      const env = (): boolean => spawnMarkersOf(pid, st.startTime).includes(tree.spawnId);
+      // Not read where the answer is known without it, because an environ read waits for the
+      // target's mmap_lock, held across an exec by a process that may be far down the run queue:
+      // a process forked by another tree's process was born in that tree's cgroup and belongs to
+      // it, and a direct child of this process is a tree's leader: another tree's, once this
+      // tree's own leader is known (a tree still starting knows no pid and finds its leader so).
+      const env = (): boolean =>
+        !inOtherTrees.has(st.ppid) && !(tree.pid > 0 && isDirectChild(pid)) && spawnMarkersOf(pid, st.startTime).includes(tree.spawnId);
       if (
         (pid === tree.pid && st.startTime === tree.startMarker.startTime) ||
         (known !== undefined && known.startTime === st.startTime) ||
@@ -376,6 +417,21 @@ async function sliceBudget(): Promise<void> {
     );
     await nextTurn;
   }
+}
+
+/**
+ * Every pid directly in the cgroup of a tree of this process other than the batch's, when every
+ * tree of the batch has a cgroup (else none: a tree without one may have members anywhere). Only
+ * `cgroup.procs` is read, never a directory listing: a cgroup directory is locked by a mkdir or
+ * rmdir beside it, which waits for the kernel's cgroup_mutex. A process of ours that moved itself
+ * into another tree's cgroup (it needs write access to it: root) is left to that tree.
+ */
+function pidsInOtherTreeCgroups(batch: readonly WalkRequest[], live: ReadonlySet<string>): ReadonlySet<number> {
+  const pids = new Set<number>();
+  if (batch.some((r) => !r.tree.cgroup)) return pids;
+  const own = new Set(batch.map((r) => r.tree.cgroup!));
+  for (const dir of live) if (!own.has(dir)) for (const pid of cgroupProcs(dir)) pids.add(pid);
+  return pids;
 }
 
 function safeCgroupPids(path: string): number[] {

@@ -2,9 +2,11 @@
 // and unshare for the pid-reuse tests), each found by using it on a real child.
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ESRCH, getChildSubreaper, libcAvailable, pidfdOpen, pidfdSendSignal, setChildSubreaper } from '../../../native-helpers/libc.js';
 import { cgroupIsEmpty, cgroupPids, createTreeCgroup, detectCgroupV2, killCgroup, lastCgroupProbeReason, moveIntoCgroup, removeCgroup } from './cgroup.js';
+import { detectTreeCpuGroup, v1CpuCgroupOf } from './cpu-group.js';
 import { outcomeText, type MechanismFinding, type ProbeChildren } from '../probe-children.js';
 import type { SupervisedTree } from '../types.js';
 
@@ -60,6 +62,26 @@ export async function probeCgroup(children: ProbeChildren): Promise<MechanismFin
   } finally {
     killCgroup(dir);
     if (!(await removeCgroup(dir, 1_000))) throw new Error(`could not remove probe cgroup ${dir}: still populated`);
+  }
+}
+
+/**
+ * The trees' shared CPU group (decision 66), seen from a real tree: its leader must sit in the
+ * group after its entry step. Not a containment claim; without it the supervisor's loop competes
+ * with every busy tree on its own.
+ */
+export async function probeTreeCpuGroup(children: ProbeChildren): Promise<MechanismFinding> {
+  const { group, reason } = detectTreeCpuGroup(detectCgroupV2());
+  if (!group) return { ok: false, detail: `trees compete with the supervisor one by one: ${reason}` };
+  if (group.entryDir === null) return { ok: true, detail: `trees share one CPU share against the supervisor (${group.how})` };
+  const tree = await startSleeper(children);
+  try {
+    const seen = v1CpuCgroupOf(tree.pid);
+    const want = `/${path.basename(group.entryDir)}`;
+    if (seen === null || !seen.endsWith(want)) return { ok: false, detail: `a tree's leader is in cpu cgroup ${seen ?? '(unreadable)'}, not ${group.entryDir}: ${group.how}, but the entry failed` };
+    return { ok: true, detail: `trees share one CPU share against the supervisor (${group.how}); a probe tree's leader was in it` };
+  } finally {
+    await tree.stop();
   }
 }
 

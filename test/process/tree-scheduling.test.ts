@@ -1,0 +1,116 @@
+// Decision 66: many busy trees must not take the supervisor's event loop from it. The trees share
+// one CPU group (where the kernel has one to give), a tree's end does not read the memory of other
+// trees' processes, and slow output is read in bursts rather than line by line.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ProcessSupervisor } from '../../src/process/index.js';
+import { detectCgroupV2 } from '../../src/process/linux/cgroup.js';
+import { detectTreeCpuGroup, TREE_CPU_GROUP_ENV, v1CpuCgroupOf } from '../../src/process/linux/cpu-group.js';
+import { alive, markedPids, waitFor } from '../helpers/procs.js';
+import { linuxSupervisorSuite } from './supervisor-suite.js';
+
+const linux = process.platform === 'linux';
+const v2 = linux ? detectCgroupV2() : null;
+const cpuGroup = linux ? detectTreeCpuGroup(v2) : { group: null, reason: 'Linux only' };
+const v1Group = cpuGroup.group?.entryDir ?? null;
+
+/** A tree that prints `ready` once its leader and one child run, then waits. */
+const READY_WITH_CHILD = ['-c', 'sleep 30 & echo ready; wait'];
+
+describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: !linux && 'Linux only' }, () => {
+  const started = new Set<string>();
+  let sup!: ProcessSupervisor;
+  linuxSupervisorSuite('cgroup', started, (s) => (sup = s));
+
+  test('every tree, started either way, runs in the trees\' CPU group and the supervisor does not', { skip: v1Group === null && `no cgroup v1 cpu group here: ${cpuGroup.reason}` }, async () => {
+    const want = `/${path.basename(v1Group!)}`;
+    for (const start of ['async', 'sync'] as const) {
+      let out = '';
+      const options = { command: '/bin/sh', args: READY_WITH_CHILD, onStdout: (c: Buffer) => (out += c.toString()) };
+      const tree = start === 'async' ? await sup.spawnTreeAsync(options) : sup.spawnTree(options);
+      started.add(tree.spawnId);
+      await waitFor(`${start} tree ready`, () => out.includes('ready'));
+      const members = markedPids(tree.spawnId);
+      assert.equal(members.length, 2, `leader and child: ${members.join(', ')}`);
+      for (const pid of members) assert.ok(v1CpuCgroupOf(pid)?.endsWith(want), `${start} tree member ${pid} is in cpu cgroup ${v1CpuCgroupOf(pid)}`);
+      assert.ok(!v1CpuCgroupOf(process.pid)?.endsWith(want), 'the supervisor stays in its own CPU group');
+      const outcome = await tree.stop();
+      assert.equal(outcome.killed.survivors, 0);
+    }
+  });
+
+  test(`${TREE_CPU_GROUP_ENV}=0 leaves trees where the supervisor is`, { skip: v1Group === null && `no cgroup v1 cpu group here: ${cpuGroup.reason}` }, async () => {
+    process.env[TREE_CPU_GROUP_ENV] = '0';
+    try {
+      assert.equal(detectTreeCpuGroup(v2, { refresh: true }).group, null);
+      let out = '';
+      const tree = await sup.spawnTreeAsync({ command: '/bin/sh', args: READY_WITH_CHILD, onStdout: (c) => (out += c.toString()) });
+      started.add(tree.spawnId);
+      await waitFor('tree ready', () => out.includes('ready'));
+      assert.equal(v1CpuCgroupOf(tree.pid), v1CpuCgroupOf(process.pid));
+      await tree.stop();
+    } finally {
+      delete process.env[TREE_CPU_GROUP_ENV];
+      detectTreeCpuGroup(v2, { refresh: true });
+    }
+  });
+
+  test('a process in another tree\'s cgroup belongs to that tree, whatever marker it carries', { skip: v2 === null && 'needs per-tree cgroups (cgroup v2)' }, async () => {
+    const a = await sup.spawnTreeAsync({ command: 'sleep', args: ['30'], graceMs: 300 });
+    started.add(a.spawnId);
+    // B's child claims to be A's: the marker a careless escapee of A would still carry. It never
+    // left B's cgroup, so A's end must not touch it (nor wait on reading its memory), and B's end
+    // must kill it.
+    let out = '';
+    const b = await sup.spawnTreeAsync({
+      command: '/bin/sh',
+      args: ['-c', 'SUPERVISOR_SPAWN_ID="$1" sleep 30 & echo ready; wait', 'sh', a.spawnId],
+      graceMs: 300,
+      onStdout: (c) => (out += c.toString()),
+    });
+    started.add(b.spawnId);
+    await waitFor('B ready', () => out.includes('ready'));
+    const [impostor] = markedPids(a.spawnId).filter((pid) => pid !== a.pid);
+    assert.ok(impostor !== undefined, 'B\'s child carries A\'s marker');
+    const endA = await a.stop();
+    assert.equal(endA.killed.descendants, 0, JSON.stringify(endA.killed));
+    assert.ok(alive(impostor), 'A\'s end left B\'s process alone');
+    const endB = await b.stop();
+    assert.equal(endB.killed.survivors, 0, JSON.stringify(endB.killed));
+    await waitFor('B\'s child gone', () => !alive(impostor) || null);
+  });
+
+  test('a plain tree\'s slow output is read in bursts, complete and in order', async () => {
+    // A line every millisecond, without a fork per line (which alone can take 10 ms under load).
+    const script = "let i = 0; const t = setInterval(() => { process.stdout.write(`line ${++i}\\n`); if (i === 40) clearInterval(t); }, 1);";
+    const reads = async (gatherOutput: boolean): Promise<{ chunks: number; text: string }> => {
+      let chunks = 0;
+      let text = '';
+      const tree = await sup.spawnTreeAsync({ command: process.execPath, args: ['-e', script], gatherOutput, onStdout: (c) => {
+        chunks++;
+        text += c.toString();
+      } });
+      started.add(tree.spawnId);
+      const outcome = await tree.done;
+      assert.equal(outcome.exitCode, 0);
+      return { chunks, text };
+    };
+    const expected = Array.from({ length: 40 }, (_, i) => `line ${i + 1}\n`).join('');
+    const gathered = await reads(true);
+    assert.equal(gathered.text, expected);
+    const immediate = await reads(false);
+    assert.equal(immediate.text, expected);
+    // 40 lines over ~50 ms, read at most every 10 ms: about five reads, never one per line.
+    assert.ok(gathered.chunks <= 20, `gathered: ${gathered.chunks} reads for 40 lines (read at once: ${immediate.chunks})`);
+  });
+
+  test('a clean close leaves no tree cgroup behind, though removal runs off the loop', { skip: v2 === null && 'needs per-tree cgroups (cgroup v2)' }, async () => {
+    const tree = await sup.spawnTreeAsync({ command: 'true' });
+    started.add(tree.spawnId);
+    await tree.done;
+    await sup.close();
+    assert.equal(fs.existsSync(path.join(v2!.base, tree.spawnId)), false, 'its cgroup directory was removed before close returned');
+  });
+});
