@@ -202,6 +202,7 @@ function tasksTable(r: TasksResultBench): string {
     ['supervisor RSS', `${r.peakRssMiB.toFixed(1)} MiB peak`, `${r.baseRssMiB.toFixed(1)} MiB`],
   ];
   const notes = [
+    `trees' CPU group: ${r.treeCpuGroup}`,
     `${r.completed}/${r.tasks} completed, ${r.logsPersisted}/${r.tasks} with all 200 log lines persisted, in ${(r.wallMs / 1000).toFixed(1)} s`,
     'each task: a shell printing 200 lines over ~2 s; logs flushed in one transaction per 200 ms tick across tasks',
   ];

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BenchContext } from './common.js';
 import { openBenchPipeline } from './pipeline.js';
+import { detectCgroupV2 } from '../src/process/linux/cgroup.js';
+import { detectTreeCpuGroup } from '../src/process/linux/cpu-group.js';
 import { progress } from './common.js';
 
 export interface TasksResultBench {
@@ -33,6 +35,8 @@ export interface TasksResultBench {
    * workload alone does to an event loop on this machine.
    */
   floorLagP99Ms: number;
+  /** Where the trees' shared CPU group is, or why there is none (decision 66). */
+  treeCpuGroup: string;
   peakRssMiB: number;
   baseRssMiB: number;
   targetLagMs: number;
@@ -102,6 +106,12 @@ async function floorLagP99(n: number, intervalMs: number): Promise<number> {
     await observed;
   }
   return Number(report);
+}
+
+function treeCpuGroupText(): string {
+  if (process.platform !== 'linux') return 'none (Linux only)';
+  const { group, reason } = detectTreeCpuGroup(detectCgroupV2());
+  return group ? group.how : `none: ${reason}`;
 }
 
 async function lagWhile(ms: number): Promise<number> {
@@ -195,13 +205,16 @@ export async function runTasks(ctx: BenchContext): Promise<TasksResultBench> {
       runMainCpuMs: cpu2 - cpu1,
       idleLagP99Ms,
       floorLagP99Ms,
+      treeCpuGroup: treeCpuGroupText(),
       peakRssMiB: peakRss / 1048576,
       baseRssMiB: baseRss / 1048576,
       targetLagMs: 50,
       targetRssMiB: 300,
       pass: false,
     };
-    r.pass = completed === n && logsPersisted === n && lagP99Ms < r.targetLagMs && r.peakRssMiB < r.targetRssMiB;
+    // The target holds for the whole run and for each phase on its own.
+    const lagOk = [lagP99Ms, r.startLagP99Ms, r.runLagP99Ms].every((ms) => ms < r.targetLagMs);
+    r.pass = completed === n && logsPersisted === n && lagOk && r.peakRssMiB < r.targetRssMiB;
     return r;
   } finally {
     await p.close();

@@ -21,6 +21,9 @@ export interface TreeCpuGroup {
 /** SUPERVISOR_TREE_CPU_GROUP=0 turns the grouping off (to measure against it). */
 export const TREE_CPU_GROUP_ENV = 'SUPERVISOR_TREE_CPU_GROUP';
 
+/** `<prefix><pid>`: the group of the supervisor with that pid. */
+const GROUP_PREFIX = `${CGROUP_BASE_NAME}-trees-`;
+
 let cached: { group: TreeCpuGroup | null; reason: string } | undefined;
 
 /** Finds (and makes) the trees' CPU group; cached; never throws. */
@@ -54,7 +57,10 @@ function find(v2: CgroupRoot | null): { group: TreeCpuGroup | null; reason: stri
   }
   const rel = path.posix.relative(mount.root, own);
   if (rel.startsWith('..')) return { group: null, reason: `own cgroup v1 cpu path ${own} is outside the mount of ${mount.mountPoint} (root ${mount.root})` };
-  const dir = path.join(mount.mountPoint, rel, CGROUP_BASE_NAME);
+  // One group per supervisor process (named by its pid) beside the supervisor's own cgroup, so each
+  // supervisor's trees together weigh one share, however many supervisors run.
+  const parent = path.join(mount.mountPoint, rel);
+  const dir = path.join(parent, `${GROUP_PREFIX}${process.pid}`);
   try {
     fs.mkdirSync(dir);
   } catch (err) {
@@ -65,7 +71,42 @@ function find(v2: CgroupRoot | null): { group: TreeCpuGroup | null; reason: stri
   } catch (err) {
     return { group: null, reason: `cannot write ${dir}/cgroup.procs: ${(err as Error).message}` };
   }
-  return { group: { entryDir: dir, how: `cgroup v1 cpu controller: every tree enters ${dir}` }, reason: 'ok' };
+  removeGroupsOfDeadSupervisors(parent);
+  // Empty once every tree is gone; an rmdir of a populated group fails and changes nothing.
+  process.once('exit', () => removeEmptyGroup(dir));
+  return { group: { entryDir: dir, how: `cgroup v1 cpu controller: this supervisor's trees enter ${dir}` }, reason: 'ok' };
+}
+
+/** Groups left by supervisors that died (their trees are reconciled by the next start, not here). */
+function removeGroupsOfDeadSupervisors(parent: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = name.startsWith(GROUP_PREFIX) ? Number(name.slice(GROUP_PREFIX.length)) : NaN;
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || pidAlive(pid)) continue;
+    removeEmptyGroup(path.join(parent, name));
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function removeEmptyGroup(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // Still populated, or gone already.
+  }
 }
 
 /** The path of this process's cgroup in the v1 hierarchy that has the cpu controller, if any. */
