@@ -43,7 +43,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     removeTempCores();
   });
 
-  test('run replays the example session: four user turns, four read-only terminal calls, the authored word_count, the memory MCP server, an intact audit chain', () => {
+  test('run replays the example session: four user turns, four read-only terminal calls, the authored word_count, the memory MCP server, an intact audit chain', async () => {
     const dir = state();
     const r = cli('run', EXAMPLE, '--json', '--state-dir', dir);
     assert.equal(r.status, 0, r.stderr);
@@ -70,7 +70,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.match(read.view.output, /"entities"/);
     const end = ev.at(-1);
     assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok, end.effects.failed], ['end', 'completed', 4, 6, 1]);
-    const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
+    const v = await runMain('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 
