@@ -9,8 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
+// audit verify runs in-process through `main(argv, io)` (issue 17); runs, reconcile, exec and the
+// operator's views of the interrupted session are real processes.
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
 
 type Row = Record<string, unknown>;
@@ -108,7 +111,7 @@ describe('a killed supervisor leaves nothing stuck', () => {
     assert.match(listed.stdout, new RegExp(`${session}\\s+interrupted .*stopped without ending it`));
     const tasks = cli('tasks', '--state-dir', state.path);
     assert.match(tasks.stdout, new RegExp(`${task}\\s+interrupted .*stopped without ending it`));
-    const v = cli('audit', 'verify', '--session', session, '--state-dir', state.path);
+    const v = await runMain('audit', 'verify', '--session', session, '--state-dir', state.path);
     assert.equal(v.status, 0, v.stdout + v.stderr);
 
     // Reconciling again changes nothing.
@@ -120,7 +123,7 @@ describe('a killed supervisor leaves nothing stuck', () => {
     const resumed = spawnSync(process.execPath, [CLI, 'run', core, '--resume', session, '--prompt', 'go on', '--json', '--state-dir', state.path], { encoding: 'utf8', timeout: 60_000 });
     assert.equal(resumed.status, 0, resumed.stderr);
     assert.equal(query(state.path, 'SELECT status FROM sessions WHERE id = ?', session)[0]?.status, 'completed');
-    assert.equal(cli('audit', 'verify', '--session', session, '--state-dir', state.path).status, 0);
+    assert.equal((await runMain('audit', 'verify', '--session', session, '--state-dir', state.path)).status, 0);
   });
 
   test('any next start (exec) marks them too, and resume works without reconcile', async () => {

@@ -7,15 +7,17 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CLI, tempDir } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
+// audit verify runs in-process through `main(argv, io)` (issue 17); the runs and logs are real processes.
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 90_000 });
 
 describe('examples/demo', { skip: process.platform !== 'linux' && 'the demo script runs POSIX commands' }, () => {
   const state = tempDir('demo-');
   after(() => state.remove());
 
-  test('runs offline: terminal, a background task, word_count out of process, the memory MCP server; the audit chain holds', () => {
+  test('runs offline: terminal, a background task, word_count out of process, the memory MCP server; the audit chain holds', async () => {
     const r = cli('run', DEMO, '--json', '--state-dir', state.path);
     assert.equal(r.status, 0, r.stderr);
     const ev = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
@@ -35,7 +37,7 @@ describe('examples/demo', { skip: process.platform !== 'linux' && 'the demo scri
     assert.deepEqual([end.type, end.outcome, end.turns], ['end', 'completed', 5]);
     const logs = cli('logs', tasks[0]!.id, '--state-dir', state.path);
     assert.match(logs.stdout, /checking the workspace[\s\S]*check finished/);
-    const v = cli('audit', 'verify', '--session', ev[0]!.session, '--state-dir', state.path);
+    const v = await runMain('audit', 'verify', '--session', ev[0]!.session, '--state-dir', state.path);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 

@@ -6,12 +6,17 @@
 // is not; `supervisor reconcile` leaves no process of the run alive; `audit verify` finds every
 // chain intact; the session, its turns, tasks and pending approvals are interrupted with the
 // reason; and `run --resume` continues the session to its end.
+// The run, its resume and reconcile are real `supervisor` processes (the crash is a SIGKILL of the
+// run's process; reconcile kills what it left). The read-only views checked after them (audit
+// verify, sessions, tasks) run in-process through `main(argv, io)`: the same code on the same
+// store, without three node starts per point (issue 17).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { query, type Row } from '../helpers/store-query.js';
 import { CLI, killMarked, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
 
@@ -139,12 +144,10 @@ describe('fault injection: the demo core, its supervisor SIGKILLed at 25 points'
       for (const id of ids) assert.deepEqual(markedPids(id), [], `a process marked ${id} survived reconcile`);
       assert.deepEqual(query(s, "SELECT spawn_id FROM spawns WHERE status = 'running'"), []);
 
-      // Three readers at once: the chains, and the operator's view of sessions and tasks.
-      const [v, sessionsOut, tasksOut] = await Promise.all([
-        cli(['audit', 'verify', '--json', '--state-dir', s]),
-        cli(['sessions', '--json', '--state-dir', s]),
-        cli(['tasks', '--json', '--state-dir', s]),
-      ]);
+      // Three readers: the chains, and the operator's view of sessions and tasks.
+      const v = await runMain('audit', 'verify', '--json', '--state-dir', s);
+      const sessionsOut = await runMain('sessions', '--json', '--state-dir', s);
+      const tasksOut = await runMain('tasks', '--json', '--state-dir', s);
       // The chains: intact (each append is one transaction), or the break named.
       const verdict = JSON.parse(v.stdout) as { ok: boolean; checked: number; sessions: unknown[] };
       assert.equal(v.status, 0, `audit verify: ${v.stdout}${v.stderr}`);
@@ -182,7 +185,7 @@ describe('fault injection: the demo core, its supervisor SIGKILLed at 25 points'
       const end = JSON.parse(resumed.stdout.trim().split('\n').at(-1)!) as { type: string; outcome: string; session: string };
       assert.deepEqual([end.type, end.outcome, end.session], ['end', 'completed', session]);
       assert.equal(query(s, 'SELECT status FROM sessions WHERE id = ?', session)[0]!.status, 'completed');
-      const again = await cli(['audit', 'verify', '--session', session, '--state-dir', s]);
+      const again = await runMain('audit', 'verify', '--session', session, '--state-dir', s);
       assert.equal(again.status, 0, again.stdout + again.stderr);
       const kinds = query(s, 'SELECT kind FROM runtime_events WHERE session_id = ? ORDER BY seq', session).map((e) => e.kind);
       assert.ok(kinds.indexOf('session.resumed') > kinds.indexOf(p.ended ? 'session.ended' : 'session.interrupted'), kinds.join(' '));

@@ -4,11 +4,14 @@
 // `yield_until`; run B waits for an operator's answer to an approval request. While both are live,
 // `sessions`, `tasks`, `approvals`, `logs <task>` and `cancel <task>` each run as their own process
 // and must answer within 2 s of wall time (cancel: the request recorded). The cancel ends the wait,
-// so the test takes seconds.
+// so the test takes seconds. The setup's polls (is the task running, the request pending, the
+// first log line written?) run in-process through `main(argv, io)`: they are not what is timed, and
+// a CLI start every 100-200 ms competed with the two runs starting (issue 17).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const BOUND_MS = 2_000;
@@ -77,7 +80,7 @@ describe('operator commands during a long yield_until', { skip: process.platform
 
     // Everything in place: the task is running and printing, run A is inside yield_until, run B's request is pending.
     const list = async (args: string[]) => {
-      const r = await timed([...args, '--json', '--state-dir', state.path]);
+      const r = await runMain(...args, '--json', '--state-dir', state.path);
       return r.status === 0 ? JSON.parse(r.stdout) : null;
     };
     let running: { id: string; spawnId: string } | undefined;
@@ -96,10 +99,10 @@ describe('operator commands during a long yield_until', { skip: process.platform
     assert.ok(pending, `no pending approval within 30 s: ${b.io.err}`);
     const ticks = (s: string) => Math.max(0, ...[...s.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
     // The task has written something: on a loaded machine its first line can take seconds to land.
-    let firstLog = await timed(['logs', running.id, '--state-dir', state.path]);
+    let firstLog = await runMain('logs', running.id, '--state-dir', state.path);
     while (ticks(firstLog.stdout) === 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
-      firstLog = await timed(['logs', running.id, '--state-dir', state.path]);
+      firstLog = await runMain('logs', running.id, '--state-dir', state.path);
     }
     assert.ok(ticks(firstLog.stdout) > 0, `the task wrote no line by the setup deadline (30 s from the start): ${firstLog.stdout}${firstLog.stderr}`);
 

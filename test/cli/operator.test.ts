@@ -1,10 +1,15 @@
 // The operator's commands against a live run, as separate processes: tasks, logs and cancel from
 // "another terminal" while `supervisor run` waits on a background task; and after a run is killed
 // with SIGKILL, reconcile kills its background tree and marks the task interrupted.
+// The commands under test (cancel, reconcile, approvals approve/deny) are real processes; the
+// polling for the state a test waits for (tasks, logs, approvals lists) runs in-process through
+// `main(argv, io)` every 250 ms: it was a CLI start every 20 ms, about 0.25 CPU-seconds each, which
+// on a loaded 2-core machine also slowed the run being waited for (issue 17).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { CLI, markedPids, tempDir, waitFor, waitForAsync } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -25,8 +30,11 @@ function core(second: string): string {
 // SIGKILL and reconcile, an answer).
 const REACH_MS = 90_000;
 
-function tasksOf(dir: string): { id: string; status: string; spawnId: string | null; reason: string | null }[] {
-  const r = cli('tasks', '--json', '--state-dir', dir);
+/** How often the in-process polls look (a bound on how late a state is seen, not a measurement). */
+const POLL_MS = 250;
+
+async function tasksOf(dir: string): Promise<{ id: string; status: string; spawnId: string | null; reason: string | null }[]> {
+  const r = await runMain('tasks', '--json', '--state-dir', dir);
   if (r.status !== 0) return [];
   return (JSON.parse(r.stdout) as { tasks: { id: string; status: string; spawnId: string | null; reason: string | null }[] }).tasks;
 }
@@ -46,8 +54,8 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
     run.stdout.on('data', (c) => (out += c));
     const exited = new Promise<number | null>((r) => run.once('close', r));
     try {
-      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), REACH_MS);
-      await waitFor('its first log line', () => cli('logs', task.id, '--state-dir', state.path).stdout.includes('started') || null);
+      const task = await waitForAsync('a running task', async () => (await tasksOf(state.path)).find((t) => t.status === 'running' && t.spawnId), REACH_MS, POLL_MS);
+      await waitForAsync('its first log line', async () => (await runMain('logs', task.id, '--state-dir', state.path)).stdout.includes('started') || null, 10_000, POLL_MS);
       const t0 = Date.now();
       const c = cli('cancel', task.id, '--json', '--state-dir', state.path);
       assert.equal(c.status, 0, c.stdout + c.stderr);
@@ -72,7 +80,7 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
     const exited = new Promise((r) => run.once('close', r));
     let spawnId = '';
     try {
-      const task = await waitFor('a running task', () => tasksOf(state.path).find((t) => t.status === 'running' && t.spawnId), REACH_MS);
+      const task = await waitForAsync('a running task', async () => (await tasksOf(state.path)).find((t) => t.status === 'running' && t.spawnId), REACH_MS, POLL_MS);
       spawnId = task.spawnId!;
       await waitFor('the background tree', () => markedPids(spawnId).length > 0 || null);
       run.kill('SIGKILL');
@@ -82,7 +90,7 @@ describe('operator commands', { skip: process.platform !== 'linux' && 'POSIX she
       assert.equal(r.status, 0, r.stderr);
       assert.ok((JSON.parse(r.stdout) as { tasksInterrupted: number }).tasksInterrupted >= 1, r.stdout);
       await waitFor('the tree to be gone', () => markedPids(spawnId).length === 0 || null);
-      const after = tasksOf(state.path).find((t) => t.id === task.id);
+      const after = (await tasksOf(state.path)).find((t) => t.id === task.id);
       assert.equal(after?.status, 'interrupted');
     } finally {
       run.kill('SIGKILL');
@@ -97,8 +105,8 @@ describe('approvals from another terminal', { skip: process.platform !== 'linux'
     removeTempCores();
   });
 
-  function pending(dir: string): { id: string; tool: string; summary: string; preview: string }[] {
-    const r = cli('approvals', '--json', '--state-dir', dir);
+  async function pending(dir: string): Promise<{ id: string; tool: string; summary: string; preview: string }[]> {
+    const r = await runMain('approvals', '--json', '--state-dir', dir);
     return r.status === 0 ? (JSON.parse(r.stdout) as { pending: { id: string; tool: string; summary: string; preview: string }[] }).pending : [];
   }
 
@@ -117,7 +125,7 @@ describe('approvals from another terminal', { skip: process.platform !== 'linux'
       // 'close', not 'exit': stdout is parsed below, and it may still hold data when the process exits.
       const exited = new Promise<number | null>((r) => run.once('close', r));
       try {
-        const req = await waitFor('a waiting request', () => pending(state.path)[0], REACH_MS);
+        const req = await waitForAsync('a waiting request', async () => (await pending(state.path))[0], REACH_MS, POLL_MS);
         assert.deepEqual([req.tool, req.summary], ['terminal', 'touch marker']);
         assert.equal(spawnSync('test', ['-e', `${dir}/marker`]).status, 1, 'nothing ran before the answer');
         const r = cli('approvals', answer, req.id, '--state-dir', state.path);

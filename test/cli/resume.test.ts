@@ -5,8 +5,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { CLI, tempDir } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
+// audit verify runs in-process through `main(argv, io)` (issue 17); every run is a real process.
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
 const lines = (s: string): Record<string, any>[] => s.trim().split('\n').map((l) => JSON.parse(l));
 
@@ -17,7 +19,7 @@ describe('run --resume', () => {
     removeTempCores();
   });
 
-  test('continues the session: same id, a second turn, the first turn’s messages kept, the chain intact', () => {
+  test('continues the session: same id, a second turn, the first turn’s messages kept, the chain intact', async () => {
     const core = makeCore({
       'agent.yaml': 'name: t\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
       'script.yaml': 'turns:\n  - tool_calls: [{ name: tools_list }]\n  - text: listed\n',
@@ -42,7 +44,7 @@ describe('run --resume', () => {
     } finally {
       db.close();
     }
-    const v = cli('audit', 'verify', '--session', id, '--state-dir', state.path);
+    const v = await runMain('audit', 'verify', '--session', id, '--state-dir', state.path);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 

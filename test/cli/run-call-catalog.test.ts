@@ -1,11 +1,15 @@
 // supervisor run / call / catalog on the example core, as a user runs them: real CLI processes,
-// real store, real process trees, the audit chain checked afterwards.
+// real store, real process trees, the audit chain checked afterwards. What only reads the core or
+// the flags (catalog without --discover, a broken core, --args that is not JSON) runs in-process
+// through `main(argv, io)`: those fail or answer before a session, a store or a supervisor exists
+// (issue 17: a run or catalog start is about 1.3 CPU-seconds).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { CLI, tempDir } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../../examples/core/', import.meta.url));
@@ -16,6 +20,21 @@ const state = (): string => {
   return d.path;
 };
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+/** The CLI as a child without blocking this process, so two long calls can run at once. */
+const cliAsync = (...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
 const lines = (s: string): any[] => s.trim().split('\n').map((l) => JSON.parse(l));
 
 describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the example script runs POSIX commands' }, () => {
@@ -24,7 +43,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     removeTempCores();
   });
 
-  test('run replays the example session: four user turns, four read-only terminal calls, the authored word_count, the memory MCP server, an intact audit chain', () => {
+  test('run replays the example session: four user turns, four read-only terminal calls, the authored word_count, the memory MCP server, an intact audit chain', async () => {
     const dir = state();
     const r = cli('run', EXAMPLE, '--json', '--state-dir', dir);
     assert.equal(r.status, 0, r.stderr);
@@ -51,7 +70,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.match(read.view.output, /"entities"/);
     const end = ev.at(-1);
     assert.deepEqual([end.type, end.outcome, end.turns, end.effects.ok, end.effects.failed], ['end', 'completed', 4, 6, 1]);
-    const v = cli('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
+    const v = await runMain('audit', 'verify', '--session', ev[0].session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 
@@ -118,13 +137,13 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.ok(lines(r.stdout).some((e) => e.type === 'unknown_tool' && e.name === 'rm_rf'));
   });
 
-  test('a model section the provider cannot use exits 2 before any request; a broken core names its file', () => {
+  test('a model section the provider cannot use exits 2 before any request; a broken core names its file', async () => {
     const core = makeCore({ 'agent.yaml': 'name: t\nmodel:\n  provider: anthropic\n  model: claude\n  api_key: { secret: NOPE }\n' });
     const r = cli('run', core, '--state-dir', state());
     assert.equal(r.status, 2);
     assert.match(r.stderr, /provider\.config: anthropic at api\.anthropic\.com: model\.api_key: secret NOPE is not declared/);
     const bad = makeCore({ 'agent.yaml': 'name: t\ntoolsets: [terminal]\nbogus: 1\n' });
-    const b = cli('run', bad, '--state-dir', state());
+    const b = await runMain('run', bad, '--state-dir', state());
     assert.equal(b.status, 2);
     assert.match(b.stderr, /agent\.yaml.*bogus/);
   });
@@ -141,7 +160,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.match(denied.stderr, /no tool "memory_read_graph"/);
   });
 
-  test('call runs one effect through the pipeline; --deny wins; bad arguments are usage errors', () => {
+  test('call runs one effect through the pipeline; --deny wins; bad arguments are usage errors', async () => {
     const dir = state();
     const ok = cli('call', EXAMPLE, 'terminal', '--args', '{"command":"echo via-call"}', '--approve', 'terminal', '--state-dir', dir);
     assert.equal(ok.status, 0, ok.stderr);
@@ -149,7 +168,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     const denied = cli('call', EXAMPLE, 'terminal', '--args', '{"command":"echo x"}', '--approve', 'terminal', '--deny', 'terminal', '--state-dir', dir);
     assert.equal(denied.status, 1);
     assert.match(denied.stderr, /APPROVAL_DENIED/);
-    const notJson = cli('call', EXAMPLE, 'terminal', '--args', '{command', '--state-dir', dir);
+    const notJson = await runMain('call', EXAMPLE, 'terminal', '--args', '{command', '--state-dir', dir);
     assert.equal(notJson.status, 2);
     assert.match(notJson.stderr, /--args is not JSON/);
     const unknown = cli('call', EXAMPLE, 'nosuch', '--state-dir', dir);
@@ -160,8 +179,8 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     assert.match(authored.stdout, /"words":2/);
   });
 
-  test('catalog --json lists every entry with source, capability, approval, risk and provenance', () => {
-    const r = cli('catalog', EXAMPLE, '--json');
+  test('catalog --json lists every entry with source, capability, approval, risk and provenance', async () => {
+    const r = await runMain('catalog', EXAMPLE, '--json');
     assert.equal(r.status, 0, r.stderr);
     const c = JSON.parse(r.stdout);
     assert.match(c.revision, /^[0-9a-f]{64}$/);
@@ -174,15 +193,18 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
       ],
     );
   });
-  test('call shows the same "still running" beat as run, on stderr, readable and --json; stdout keeps only the result', () => {
+  test('call shows the same "still running" beat as run, on stderr, readable and --json; stdout keeps only the result', async () => {
     const core = makeCore({ 'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\n' });
     const args = JSON.stringify({ command: 'sleep 10.6; echo slept' });
-    const text = cli('call', core, 'terminal', '--args', args, '--approve', 'terminal', '--state-dir', state());
+    // Both calls at once, each with its own state dir: the 10.6 s sleep is waited for once, not twice.
+    const [text, json] = await Promise.all([
+      cliAsync('call', core, 'terminal', '--args', args, '--approve', 'terminal', '--state-dir', state()),
+      cliAsync('call', core, 'terminal', '--args', args, '--approve', 'terminal', '--json', '--state-dir', state()),
+    ]);
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stderr, /… terminal 1\d s, still running/);
     assert.match(text.stdout, /slept/);
     assert.doesNotMatch(text.stdout, /still running/);
-    const json = cli('call', core, 'terminal', '--args', args, '--approve', 'terminal', '--json', '--state-dir', state());
     assert.equal(json.status, 0, json.stderr);
     const beats = json.stderr.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; tool: string; message: string });
     assert.ok(beats.some((b) => b.type === 'progress' && b.tool === 'terminal' && b.message === 's, still running'), json.stderr);

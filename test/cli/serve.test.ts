@@ -3,7 +3,7 @@
 // chain checked afterwards.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { readFileSync, statSync } from 'node:fs';
 import { once } from 'node:events';
@@ -27,7 +27,8 @@ const state = (): string => {
   dirs.push(d);
   return d.path;
 };
-const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+// The views checked after a serve (catalog, sessions, audit verify) run in-process through
+// `main(argv, io)` (issue 17); every serve is a real process.
 const text = (r: any): string => r.content.map((c: { text: string }) => c.text).join('');
 
 // terminal is granted (read-only commands run without asking); the task tools are in the catalog
@@ -128,7 +129,7 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
   test('stdio: the SDK client lists exactly the catalog, a granted call runs, an ungranted one is a tool error; EOF ends the session; the chain verifies', async () => {
     const dir = state();
     const core = CORE();
-    const catalog = JSON.parse(cli('catalog', core, '--json').stdout);
+    const catalog = JSON.parse((await runMain('catalog', core, '--json')).stdout);
     const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', core, '--stdio', '--state-dir', dir], stderr: 'pipe' });
     let err = '';
     transport.stderr!.on('data', (d) => (err += d));
@@ -161,9 +162,9 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     const session = /session (se_[0-9a-f]{24})/.exec(err)?.[1];
     assert.ok(session, err);
     assert.match(err, /1 call\(s\) ran, 3 refused or failed/);
-    const v = cli('audit', 'verify', '--session', session!, '--json', '--state-dir', dir);
+    const v = await runMain('audit', 'verify', '--session', session!, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
-    const sessions = JSON.parse(cli('sessions', '--json', '--state-dir', dir).stdout);
+    const sessions = JSON.parse((await runMain('sessions', '--json', '--state-dir', dir)).stdout);
     assert.deepEqual(sessions.sessions.map((x: { status: string; runtime: string }) => [x.status, x.runtime]), [['completed', 'mcp-stdio']]);
   });
 
@@ -273,7 +274,7 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     const session = /session (se_[0-9a-f]{24})/.exec(err)?.[1];
     assert.ok(session, err);
     assertAudited(dir, session!);
-    const v = cli('audit', 'verify', '--session', session!, '--json', '--state-dir', dir);
+    const v = await runMain('audit', 'verify', '--session', session!, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 
@@ -352,7 +353,7 @@ describe('supervisor serve', { skip: process.platform !== 'linux' && 'the served
     assert.match(text(denied), /^CAPABILITY_DENIED/);
     await client.close();
     assert.equal(await stopChild(s.child), 0);
-    const v = cli('audit', 'verify', '--session', s.session, '--json', '--state-dir', dir);
+    const v = await runMain('audit', 'verify', '--session', s.session, '--json', '--state-dir', dir);
     assert.equal(v.status, 0, v.stdout + v.stderr);
   });
 

@@ -69,6 +69,21 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
   }
 }
 
+/**
+ * waitFor for an asynchronous check (an in-process `runMain` of an operator command), every
+ * `intervalMs`: the in-process check costs milliseconds where a CLI start cost a node start, so it
+ * is not run every 20 ms.
+ */
+export async function waitForAsync<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 10_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
 /** Pids of processes whose command line contains `text` and that are descendants-by-marker of nothing: for leak checks. */
 export function pidsWithCmdline(text: string): number[] {
   const out: number[] = [];

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore, readEvents } from '../../src/store/index.js';
 import { CLI, fixture, markedPids, tempDir } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
@@ -22,7 +23,9 @@ const state = (): string => {
 };
 const run = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [CLI, 'run', ...args], { encoding: 'utf8', timeout: 90_000, env: { ...process.env, SUPERVISOR_CLAUDE_BIN: FAKE, ...env } });
-const verify = (dir: string, session: string) => spawnSync(process.execPath, [CLI, 'audit', 'verify', '--session', session, '--json', '--state-dir', dir], { encoding: 'utf8' });
+// The chain checks and the unknown --runtime (a usage error before anything opens) run in-process
+// through `main(argv, io)`: the same code without a node start each (issue 17); every run is real.
+const verify = (dir: string, session: string) => runMain('audit', 'verify', '--session', session, '--json', '--state-dir', dir);
 const lines = (s: string): any[] => s.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 function chain(dir: string, session: string): { kind: string; payload: any }[] {
   const db = openStore(join(dir, 'supervisor.db'));
@@ -43,7 +46,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     removeTempCores();
   });
 
-  test('examples/demo: the CLI calls only catalog tools through the supervisor, its built-in Bash does not exist, the run folds into a chain that verifies', () => {
+  test('examples/demo: the CLI calls only catalog tools through the supervisor, its built-in Bash does not exist, the run folds into a chain that verifies', async () => {
     const dir = state();
     const sentinel = join(dir, 'pwned');
     const prompt = [
@@ -72,7 +75,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(typeof end.cost_usd, 'number');
     const started = ev.find((e) => e.type === 'runtime_started');
     assert.deepEqual(markedPids(started.spawnId), [], 'the CLI tree is gone');
-    const v = verify(dir, end.session);
+    const v = await verify(dir, end.session);
     assert.equal(v.status, 0, v.stdout + v.stderr);
     const kinds = chain(dir, end.session).map((e) => e.kind);
     for (const k of ['runtime.started', 'runtime.init', 'runtime.assistant', 'runtime.builtin_attempt', 'runtime.tool_result', 'runtime.result', 'runtime.exited', 'effect.completed']) {
@@ -96,7 +99,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(existsSync(sentinel), false, 'the workspace hook ran');
   });
 
-  test('a CLI that ignores its budget: the supervisor counts tool calls, kills the whole tree (grandchild included) and ends with limit_hit', () => {
+  test('a CLI that ignores its budget: the supervisor counts tool calls, kills the whole tree (grandchild included) and ends with limit_hit', async () => {
     const dir = state();
     const r = run([core('  max_iterations: 3\n'), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode runaway', '--state-dir', dir]);
     assert.equal(r.status, 1, r.stderr + r.stdout);
@@ -111,10 +114,10 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(exited.outcome, 'limit_hit');
     assert.ok(exited.killed.descendants >= 1, `the grandchild was killed with the tree: ${JSON.stringify(exited.killed)}`);
     assert.equal(exited.killed.survivors, 0);
-    assert.equal(verify(dir, end.session).status, 0);
+    assert.equal((await verify(dir, end.session)).status, 0);
   });
 
-  test('a CLI that floods assistant turns past its budget: nothing after the limit is stored, the tree is killed, the store stays bounded', () => {
+  test('a CLI that floods assistant turns past its budget: nothing after the limit is stored, the tree is killed, the store stays bounded', async () => {
     const dir = state();
     const r = run([core('  max_iterations: 2\n'), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode flood', '--state-dir', dir]);
     assert.equal(r.status, 1, r.stderr.slice(-2000));
@@ -140,10 +143,10 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     } finally {
       db.close();
     }
-    assert.equal(verify(dir, end.session).status, 0);
+    assert.equal((await verify(dir, end.session)).status, 0);
   });
 
-  test('a CLI that floods within its turn budget: the stored output has its own byte budget, then the run ends', () => {
+  test('a CLI that floods within its turn budget: the stored output has its own byte budget, then the run ends', async () => {
     const dir = state();
     const r = run([core('  max_iterations: 32\n'), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode flood', '--state-dir', dir]);
     assert.equal(r.status, 1, r.stderr.slice(-2000));
@@ -159,7 +162,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     } finally {
       db.close();
     }
-    assert.equal(verify(dir, end.session).status, 0);
+    assert.equal((await verify(dir, end.session)).status, 0);
   });
 
   test('wall clock: a CLI that never finishes is stopped at limits.timeout_seconds', () => {
@@ -183,7 +186,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(ev.find((e) => e.type === 'runtime_started').budgets.maxCostUsd, 0.5);
   });
 
-  test('a CLI that offers a built-in at init despite the flags is stopped (fail closed) and the breach is in the chain', () => {
+  test('a CLI that offers a built-in at init despite the flags is stopped (fail closed) and the breach is in the chain', async () => {
     const dir = state();
     const r = run([core(''), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode expose-builtin\nfake:call terminal {"command":"echo hi"}', '--state-dir', dir]);
     assert.equal(r.status, 3, r.stderr);
@@ -191,10 +194,10 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(end.outcome, 'failed');
     assert.match(end.reason, /RUNTIME_BUILTIN_EXPOSED.*Bash/);
     assert.deepEqual(chain(dir, end.session).find((e) => e.kind === 'runtime.boundary_breach')!.payload.tools, ['Bash']);
-    assert.equal(verify(dir, end.session).status, 0);
+    assert.equal((await verify(dir, end.session)).status, 0);
   });
 
-  test('hostile output (not JSON, a 3 MiB line, wrong types) is refused line by line; the run goes on and the chain verifies', () => {
+  test('hostile output (not JSON, a 3 MiB line, wrong types) is refused line by line; the run goes on and the chain verifies', async () => {
     const dir = state();
     const r = run([core(''), '--runtime', 'claude-code', '--json', '--prompt', 'fake:mode hostile\nfake:call terminal {"command":"echo still-here"}', '--state-dir', dir]);
     assert.equal(r.status, 0, r.stderr);
@@ -203,7 +206,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     const end = ev.at(-1);
     const refused = chain(dir, end.session).filter((e) => e.kind === 'runtime.line_refused').map((e) => e.payload.reason);
     assert.deepEqual(refused, ['not JSON', 'oversized']);
-    assert.equal(verify(dir, end.session).status, 0);
+    assert.equal((await verify(dir, end.session)).status, 0);
   });
 
   test('a CLI that crashes mid-line fails the run (exit 3) with its exit code in the chain', () => {
@@ -238,7 +241,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(ok.status, 0, ok.stderr);
   });
 
-  test('agent.yaml runtime: picks the target; --runtime local overrides it', () => {
+  test('agent.yaml runtime: picks the target; --runtime local overrides it', async () => {
     const dir = state();
     const c = makeCore({
       'agent.yaml': 'name: ext\nruntime: claude-code\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n  default: auto\n  auto_approve: [read-only]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
@@ -252,7 +255,7 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     const ev = lines(local.stdout);
     assert.equal(ev[0].runtime, 'local');
     assert.ok(ev.some((e) => e.type === 'final' && e.text === 'local engine here'));
-    const bad = run([c, '--runtime', 'codex', '--state-dir', dir]);
+    const bad = await runMain('run', c, '--runtime', 'codex', '--state-dir', dir);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /registered: local, claude-code/);
   });
