@@ -47,6 +47,8 @@ test('exec -- true loads only this platform’s process code: no other platform,
 
 test('the exec bundle holds the same modules, and a current one is what exec loads', { skip: !existsSync(MANIFEST) && 'no bundle built (esbuild not installed)' }, () => {
   const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8')) as { platform: string; bundle: string; inputs: string[] };
+  // Every input a file of the project: an entry that names none would make every bundle look stale.
+  assert.deepEqual(manifest.inputs.filter((i) => !existsSync(join(ROOT, i))), []);
   const inputs = manifest.inputs.map((i) => `/${i}`);
   assert.ok(inputs.some((u) => u.endsWith('/src/cli/exec.js')), `exec.js not among the inputs:\n${inputs.join('\n')}`);
   assert.ok(inputs.some((u) => u.endsWith(`/src/process/${process.platform}/${process.platform}-platform.js`)), 'the host platform is bundled');
