@@ -6,8 +6,8 @@
 //
 // Every path a module computes from its own location stays what it was: each `import.meta.url` is
 // rewritten to the URL of the module's own file in dist/ (tool-host entries, package.json and the
-// native addons are found exactly as unbundled). Packages (better-sqlite3, ffi-rs) are loaded from
-// node_modules as before. manifest.json lists the inputs: bin/supervisor.js uses the bundle only
+// native addons are found exactly as unbundled). Packages are loaded from node_modules as before,
+// except better-sqlite3's JavaScript, which is bundled too (its addon is still opened by path). manifest.json lists the inputs: bin/supervisor.js uses the bundle only
 // while none of them is newer than it (a `tsc` without this script leaves it stale, then unused).
 // Without esbuild (an install without dev dependencies) no bundle is made and exec runs unbundled.
 import * as fs from 'node:fs';
@@ -55,6 +55,28 @@ const keepOwnLocation = {
   },
 };
 
+/** Packages whose JavaScript goes into the bundle; every other package stays in node_modules. */
+const BUNDLED_PACKAGES = ['better-sqlite3'];
+const packagesExternal = {
+  name: 'packages-external',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+      return BUNDLED_PACKAGES.includes(name) ? undefined : { path: args.path, external: true };
+    });
+  },
+};
+
+// Bundled, better-sqlite3 could not find its addon through `bindings` (which looks next to the
+// calling file); store/database.ts gives it the addon's path when the addon is where its install
+// puts it. So a bundle is only made where that holds.
+const addon = path.join(root, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+if (!fs.existsSync(addon)) {
+  fs.rmSync(outdir, { recursive: true, force: true });
+  console.error(`bundle-exec: ${path.relative(root, addon)} is not there; supervisor exec will run unbundled`);
+  process.exit(0);
+}
+
 fs.rmSync(outdir, { recursive: true, force: true });
 const result = await esbuild.build({
   entryPoints: [entry],
@@ -63,13 +85,14 @@ const result = await esbuild.build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
+  // better-sqlite3's CommonJS requires Node's modules and its addon at run time.
+  banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);" },
   // Error classes are told apart by name (cli/failure.ts): renaming on a clash must not change them.
   keepNames: true,
   metafile: true,
   absWorkingDir: root,
   logLevel: 'warning',
-  plugins: [keepOwnLocation],
+  plugins: [keepOwnLocation, packagesExternal],
 });
 const inputs = Object.keys(result.metafile.inputs).map((p) => path.relative(root, path.resolve(root, p)).split(path.sep).join('/'));
 fs.writeFileSync(path.join(outdir, 'manifest.json'), JSON.stringify({ platform: process.platform, bundle: 'exec-main.js', inputs }, null, 1) + '\n');
