@@ -153,14 +153,16 @@ export interface PosixSpawnRequest {
   argv: readonly string[];
   env: Readonly<Record<string, string>>;
   cwd: string;
-  /** The child's stdout and stderr: write ends, dup'd onto 1 and 2 (stdin is /dev/null). */
+  /** The child's stdout and stderr: write ends, dup'd onto 1 and 2. */
   stdout: number;
   stderr: number;
+  /** The child's stdin: /dev/null (default), or the supervisor's own fd 0 (`exec` at a terminal). */
+  stdin?: 'ignore' | 'inherit';
 }
 
 /**
  * posix_spawnp in a new session, with every signal at its default and none blocked (Node ignores
- * SIGPIPE and blocks some; a child must not inherit that), stdin from /dev/null. Returns the pid,
+ * SIGPIPE and blocks some; a child must not inherit that), stdin from /dev/null or inherited. Returns the pid,
  * or throws with the error posix_spawn returned (an exec failure included: glibc reports it).
  */
 export function posixSpawnp(req: PosixSpawnRequest): number {
@@ -225,7 +227,13 @@ function spawnSetup(req: PosixSpawnRequest): SpawnSetup {
   try {
     check('posix_spawnattr_init', call('posix_spawnattr_init', [U8Array], [attr], I32));
     attrInit = true;
-    check('addopen', call('posix_spawn_file_actions_addopen', [U8Array, I32, String_, I32, I32], [fa, 0, '/dev/null', O_RDONLY, 0], I32));
+    if (req.stdin === 'inherit') {
+      // dup2 of fd 0 onto itself clears its close-on-exec flag in the child (glibc >= 2.29), as
+      // Node's spawn() does for an inherited descriptor.
+      check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, 0, 0], I32));
+    } else {
+      check('addopen', call('posix_spawn_file_actions_addopen', [U8Array, I32, String_, I32, I32], [fa, 0, '/dev/null', O_RDONLY, 0], I32));
+    }
     check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, req.stdout, 1], I32));
     check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, req.stderr, 2], I32));
     check('addchdir_np', call('posix_spawn_file_actions_addchdir_np', [U8Array, String_], [fa, req.cwd], I32));

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { cliIo, processIo, withCliIo, type CliIo } from './io.js';
 import { UsageError } from './usage.js';
 import { reportFailure } from './failure.js';
+import { failureExit, runProcessCommand } from './boundary.js';
 
 export const MAIN_HELP = `Usage: supervisor <command> [options]
 
@@ -59,31 +60,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   });
 }
 
-/**
- * The process's entry (bin/supervisor.js): main's boundary, extended to failures that no await of
- * the command sees (a background task's end that cannot be written to a full disk), and a prompt
- * exit after any failure: a command that failed midway may hold handles (a store, its checkpoint
- * thread, a timer) that would otherwise keep the process alive with its message already printed.
- * process.exit runs the 'exit' hooks, so every live tree is still killed (shutdown.ts).
- */
+/** The process's entry (bin/supervisor.js): every command behind the process-level boundary. */
 export async function runCli(argv: string[]): Promise<void> {
-  function failed(err: unknown): never {
-    process.exit(reportFailure(err, argv, failureExit(argv)));
-  }
-  process.on('uncaughtException', failed);
-  process.on('unhandledRejection', failed);
-  let code: number;
-  try {
-    code = await dispatch(argv);
-  } catch (err) {
-    failed(err);
-  }
-  process.exitCode = code;
-}
-
-/** exec documents 125 for "the supervisor failed" (a tree-safe timeout must not look like CMD's own status). */
-function failureExit(argv: readonly string[]): number | undefined {
-  return argv[0] === 'exec' ? 125 : undefined;
+  await runProcessCommand(argv, dispatch);
 }
 
 async function dispatch(argv: string[]): Promise<number> {

@@ -60,6 +60,14 @@ export interface SpawnedLeader {
   once(event: 'exit', fn: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
 }
 
+/** How spawnLeader starts a leader: its directory, its whole environment, and its stdin. */
+export interface LeaderSpawnOptions {
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  /** /dev/null (default), or the supervisor's own stdin (`exec` at a terminal). */
+  stdin?: 'ignore' | 'inherit';
+}
+
 /**
  * `leaderHeld` means the leader's pid is still unreaped by this process (Node has not seen its
  * exit), so the pid, and the process group and session named after it, cannot have been reused.
@@ -85,16 +93,16 @@ export interface ProcessPlatform {
   adopt?(spawnId: string, child: import('node:child_process').ChildProcess): void;
   /**
    * Starts the (prepared) leader without forking the supervisor (Linux: posix_spawn, decision 58),
-   * for a tree with stdin ignored, stdout and stderr piped and no other descriptor. Synchronous;
-   * throws when the spawn failed. Absent or null: the caller uses Node's spawn().
+   * for a tree with stdin ignored or inherited, stdout and stderr piped and no other descriptor.
+   * Synchronous; throws when the spawn failed. Absent or null: the caller uses Node's spawn().
    */
-  spawnLeader?(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): SpawnedLeader | null;
+  spawnLeader?(command: string, args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null;
   /**
    * spawnLeader with the spawn itself off the event loop (Linux: posix_spawn on a thread of its
    * own, decision 59). The child runs before the promise settles, so the caller records the tree
    * (a `starting` spawn record) before calling it. Null when not available here.
    */
-  spawnLeaderAsync?(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<SpawnedLeader> | null;
+  spawnLeaderAsync?(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

@@ -8,7 +8,7 @@ export interface SpawnPathFinding {
   detail: string;
 }
 
-const NODE_ONLY = 'trees with stdin, IPC or a data channel (tool hosts, MCP servers, external runtimes) always use Node spawn()';
+const NODE_ONLY = 'trees with a stdin pipe, IPC or a data channel (tool hosts, MCP servers, external runtimes) always use Node spawn()';
 
 /**
  * ok when every path the supervisor will use here works; a path turned off by SUPERVISOR_SPAWN is

@@ -91,6 +91,8 @@ export class LiveTree implements SupervisedTree {
   private readonly prepared: PreparedSpawn;
   private readonly cwd: string;
   private readonly env: Record<string, string>;
+  /** The leader's stdin when it is one posix_spawn can give (the plain shape), else null. */
+  private readonly plainStdin: 'ignore' | 'inherit' | null;
   private readonly channelFd: number;
   /** start(): the leader is spawned off the event loop after a `starting` record (decision 59). */
   private readonly recordedStarting: boolean;
@@ -124,9 +126,11 @@ export class LiveTree implements SupervisedTree {
     ({ artifacts: this.artifacts, captures: this.captures } = this.openCaptures(spawnId));
 
     // Without forking the supervisor where the platform can (posix_spawn on Linux, decision 58):
-    // only for the plain shape (stdin ignored, two pipes, nothing else). start() spawns it off the
-    // loop, and then the cgroup is made off the loop too.
-    const plainShape = (opts.stdin ?? 'ignore') === 'ignore' && !opts.channel;
+    // only for the plain shape (stdin ignored or inherited, two pipes, nothing else). Inherited is
+    // `exec` at a terminal, whose fork of the whole supervisor cost it ~20% of its start (decision
+    // 67). start() spawns it off the loop, and then the cgroup is made off the loop too.
+    const stdin = opts.stdin ?? 'ignore';
+    const plainShape = (stdin === 'ignore' || stdin === 'inherit') && !opts.channel;
     const offLoop = deferred && plainShape && ctx.platform.spawnLeaderAsync !== undefined;
     const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop });
     this.prepared = prepared;
@@ -146,6 +150,7 @@ export class LiveTree implements SupervisedTree {
     this.channelFd = channelFd;
     const plain = plainShape && !prepared.ipc;
     this.plain = plain;
+    this.plainStdin = plain ? (stdin as 'ignore' | 'inherit') : null;
     this.recordedStarting = offLoop && plain;
     if (this.recordedStarting) {
       // On record before any process of the tree exists: a supervisor killed while the spawn runs
@@ -170,7 +175,7 @@ export class LiveTree implements SupervisedTree {
     }
     let child: ChildProcess | SpawnedLeader;
     try {
-      const native = (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env }) : null) ?? null;
+      const native = (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: this.plainStdin! }) : null) ?? null;
       if (native) this.spawnPath = 'posix_spawn-main';
       child =
         native ??
@@ -242,12 +247,12 @@ export class LiveTree implements SupervisedTree {
     starting?.add(tree);
     try {
       await tree.prepared.ready?.();
-      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env });
+      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin! });
       if (p) {
         child = await p;
         tree.spawnPath = 'posix_spawn-thread';
       } else {
-        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env }) ?? null;
+        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin! }) ?? null;
         if (native) tree.spawnPath = 'posix_spawn-main';
         child = native ?? tree.nodeSpawn();
       }
@@ -307,8 +312,9 @@ export class LiveTree implements SupervisedTree {
     }
   }
 
+  /** start()'s fallback for its plain tree when no native spawn is available. */
   private nodeSpawn(): ChildProcess {
-    return spawn(this.prepared.command, this.prepared.args, { cwd: this.cwd, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    return spawn(this.prepared.command, this.prepared.args, { cwd: this.cwd, env: this.env, detached: true, stdio: [this.plainStdin!, 'pipe', 'pipe'], windowsHide: true });
   }
 
   /** The tree will not run: what opening it holds is let go, newest first (the cgroup, then the artifact files). */

@@ -2,6 +2,10 @@
 import { lstatSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
+// A static import, so that the exec bundle carries better-sqlite3's JavaScript (a dozen CommonJS
+// files, each resolved and read at every start otherwise; decision 67). Its addon is loaded when a
+// store is opened, by path (addonPath below).
+import Sqlite from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
 import { StoreError } from './store-errors.js';
@@ -21,7 +25,6 @@ const require = createRequire(import.meta.url);
  * and SQLite's automatic checkpoint stays on for the odd small write it makes.
  */
 export function openStore(file: string, opts: { checkpointer?: boolean } = {}): Database {
-  const Sqlite = require('better-sqlite3') as typeof BetterSqlite3;
   if (file !== ':memory:') prepareStoreFile(file);
   let db: Database;
   // An operator-supplied prebuilt binding, for platforms where better-sqlite3 could not fetch its

@@ -93,6 +93,12 @@ test('exec redacts an environment secret from passthrough output and artifacts',
 });
 
 // In-process (main(argv, io)): the arguments are refused before anything starts.
+test('exec passes its own stdin to the command', () => {
+  const r = spawnSync(process.execPath, [CLI, 'exec', '--state-dir', state(), '--', 'cat'], { input: 'through the supervisor\n', encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'through the supervisor\n');
+});
+
 test('bad usage names the flag and exits 2', async () => {
   const r = await runMain('exec', '--timeout', 'soon', '--', 'true');
   assert.equal(r.status, 2);

@@ -1,6 +1,6 @@
 // The posix_spawn start path (decision 58): a tree's leader started without forking the
 // supervisor keeps every lifecycle guarantee of Node's spawn(): its own session and group, its
-// cgroup entered before the command runs, stdin from /dev/null, no inherited ignored or blocked
+// cgroup entered before the command runs, stdin from /dev/null (or inherited), no inherited ignored or blocked
 // signal, the exit code or signal reported, the spawn record written before spawnTree returns,
 // and a failed start leaves no descriptor behind. Node's path (SUPERVISOR_SPAWN=node) is the
 // same suite in lifecycle.test.ts run with that variable.
@@ -51,6 +51,16 @@ describe('posix_spawn start path', { skip: process.platform !== 'linux' && 'Linu
     assert.equal(BigInt(`0x${blk!.split('\t')[1]}`), 0n, blk);
     assert.equal(stdin, '/dev/null');
     assert.ok(t.cgroup && cg!.endsWith(`/${t.spawnId}`), `in its cgroup from the start: ${cg}`);
+  });
+
+  test('an inherited stdin (exec at a terminal) is posix_spawned too: the child reads the supervisor’s fd 0', async () => {
+    const t = sup.spawnTree({ command: 'sh', args: ['-c', 'readlink /proc/$$/fd/0'], stdin: 'inherit' });
+    started.add(t.spawnId);
+    assert.equal(leaderOf(t).constructor.name, 'NativeChild');
+    assert.equal(sup.records.get(t.spawnId)?.pid, t.pid);
+    const o = await t.done;
+    assert.equal(o.exitCode, 0);
+    assert.equal(o.stdout.tail.trim(), readlinkSync('/proc/self/fd/0'));
   });
 
   test('exit codes and signals are reported as with Node’s spawn()', async () => {

@@ -5,7 +5,7 @@ import { closeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import * as libc from '../../../native-helpers/libc.js';
-import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
+import type { LeaderSpawnOptions, PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
 import { spawnNative, spawnNativeAsync } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
@@ -83,13 +83,13 @@ export class LinuxPlatform implements ProcessPlatform {
     return { command, args: [...args], cgroup: null };
   }
 
-  spawnLeader(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): SpawnedLeader | null {
+  spawnLeader(command: string, args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
     const on = this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node';
     if (!on || !libc.libcAvailable()) return null;
     return spawnNative(command, args, o);
   }
 
-  spawnLeaderAsync(command: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<SpawnedLeader> | null {
+  spawnLeaderAsync(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
     const on = (this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node') && process.env.SUPERVISOR_SPAWN !== 'main-thread';
     if (!on || !libc.libcAvailable()) return null;
     return spawnNativeAsync(command, args, o);

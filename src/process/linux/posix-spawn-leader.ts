@@ -103,15 +103,22 @@ export class NativeChild extends EventEmitter {
   }
 }
 
+export interface NativeSpawnOptions {
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  stdin?: 'ignore' | 'inherit';
+}
+
 /**
- * posix_spawnp `file` in a new session with stdin from /dev/null and stdout/stderr on pipes; the
- * child's ends are closed here. Throws (nothing left open) when the spawn fails.
+ * posix_spawnp `file` in a new session with stdin from /dev/null (or the supervisor's, `inherit`)
+ * and stdout/stderr on pipes; the child's ends are closed here. Throws (nothing left open) when the
+ * spawn fails.
  */
-export function spawnNative(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): NativeChild {
+export function spawnNative(file: string, args: readonly string[], o: NativeSpawnOptions): NativeChild {
   const fds = openPipes();
   let pid: number;
   try {
-    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3] });
+    pid = libc.posixSpawnp({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3], stdin: o.stdin ?? 'ignore' });
   } catch (e) {
     for (const fd of fds) closeSync(fd);
     throw e;
@@ -124,11 +131,11 @@ export function spawnNative(file: string, args: readonly string[], o: { cwd: str
  * the child is not ours to reap (it is in no NativeChild), so its pid, group and session stay
  * unreused however long the caller takes to record it.
  */
-export async function spawnNativeAsync(file: string, args: readonly string[], o: { cwd: string; env: Readonly<Record<string, string>> }): Promise<NativeChild> {
+export async function spawnNativeAsync(file: string, args: readonly string[], o: NativeSpawnOptions): Promise<NativeChild> {
   const fds = openPipes();
   let pid: number;
   try {
-    pid = await libc.posixSpawnpAsync({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3] });
+    pid = await libc.posixSpawnpAsync({ file, argv: [file, ...args], env: o.env, cwd: o.cwd, stdout: fds[1], stderr: fds[3], stdin: o.stdin ?? 'ignore' });
   } catch (e) {
     for (const fd of fds) closeSync(fd);
     throw e;
