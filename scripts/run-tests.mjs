@@ -138,6 +138,8 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
+const TEST_TIMEOUT_MS = 900_000;
+
 /** Runs one group; resolves to true when every test in it passed. */
 function runGroup(name, groupFiles, groupConcurrency) {
   return new Promise((resolve) => {
@@ -148,7 +150,10 @@ function runGroup(name, groupFiles, groupConcurrency) {
     const tap = process.env.TEST_TAP_DIR ? ['--test-reporter=tap', `--test-reporter-destination=${path.resolve(process.env.TEST_TAP_DIR, `${name}.tap`)}`] : [];
     const countFile = path.join(countDir, `${name}.json`);
     const counter = [`--test-reporter=${pathToFileURL(path.join(root, 'scripts', 'test-count-reporter.mjs')).href}`, `--test-reporter-destination=${countFile}`];
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, `--test-concurrency=${groupConcurrency}`, ...groupFiles], {
+    // A test that hangs fails under its own name after TEST_TIMEOUT_MS instead of stalling the run
+    // (the longest test, the fault-injection suite, takes about 200 s at load 20).
+    const timeout = `--test-timeout=${TEST_TIMEOUT_MS}`;
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, timeout, `--test-concurrency=${groupConcurrency}`, ...groupFiles], {
       cwd: root,
       stdio: 'inherit',
     });
