@@ -96,7 +96,7 @@ export class LiveTree implements SupervisedTree {
   private readonly channelFd: number;
   /** start(): the leader is spawned off the event loop after a `starting` record (decision 59). */
   private readonly recordedStarting: boolean;
-  /** Stdin ignored, stdout and stderr piped, nothing else: nothing talks to the supervisor over stdio. */
+  /** Stdin ignored or inherited, stdout and stderr piped, nothing else: nothing talks to the supervisor over stdio. */
   private readonly plain: boolean;
   private spawnFailure: Error | null = null;
   private spawnPath: SpawnPath = 'node';
