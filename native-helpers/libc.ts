@@ -237,6 +237,9 @@ function spawnSetup(req: PosixSpawnRequest): SpawnSetup {
     check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, req.stdout, 1], I32));
     check('adddup2', call('posix_spawn_file_actions_adddup2', [U8Array, I32, I32], [fa, req.stderr, 2], I32));
     check('addchdir_np', call('posix_spawn_file_actions_addchdir_np', [U8Array, String_], [fa, req.cwd], I32));
+    // Nothing else the supervisor holds reaches the tree: descriptors it inherited without
+    // close-on-exec from whatever started it (a harness's pipe, a terminal's extra fd) included.
+    check('addclosefrom_np', call('posix_spawn_file_actions_addclosefrom_np', [U8Array, I32], [fa, 3], I32));
     // Every signal, glibc's two internal ones (32, 33) included: sigfillset leaves them out, and
     // the spawn child would then leave them ignored across the exec.
     all.fill(0xff, 0, 128);

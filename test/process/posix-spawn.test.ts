@@ -63,6 +63,17 @@ describe('posix_spawn start path', { skip: process.platform !== 'linux' && 'Linu
     assert.equal(o.stdout.tail.trim(), readlinkSync('/proc/self/fd/0'));
   });
 
+  test('a leader with the inherited stdin gets no other descriptor of the supervisor (its store, its pipes)', async () => {
+    // What a tree would look for: every descriptor it holds, and where each leads.
+    const t = sup.spawnTree({ command: 'sh', args: ['-c', 'ls -l /proc/$$/fd | sed -n "s/.* \\([0-9]*\\) -> \\(.*\\)/\\1 \\2/p"'], stdin: 'inherit' });
+    started.add(t.spawnId);
+    const o = await t.done;
+    assert.equal(o.exitCode, 0);
+    const fds = o.stdout.tail.trim().split('\n').map((l) => l.split(' ')[0]);
+    assert.deepEqual(fds, ['0', '1', '2'], o.stdout.tail);
+    assert.doesNotMatch(o.stdout.tail, /supervisor\.db/);
+  });
+
   test('exit codes and signals are reported as with Node’s spawn()', async () => {
     const a = sup.spawnTree({ command: 'sh', args: ['-c', 'exit 7'] });
     const b = sup.spawnTree({ command: 'sh', args: ['-c', 'kill -TERM $$; sleep 5'] });

@@ -83,6 +83,38 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
     await waitFor('B\'s child gone', () => !alive(impostor) || null);
   });
 
+  test('a root process of tree A that moves itself into B\'s cgroup outlives A\'s end and dies with B; moved anywhere else, A\'s end finds it', { skip: v2 === null && 'needs per-tree cgroups (cgroup v2)' }, async () => {
+    const hider = async (target: (b: string) => string): Promise<{ a: import('../../src/process/index.js').SupervisedTree; b: import('../../src/process/index.js').SupervisedTree; pid: number }> => {
+      let out = '';
+      const b = await sup.spawnTreeAsync({ command: 'sleep', args: ['30'], graceMs: 300 });
+      started.add(b.spawnId);
+      // The attacker: a setsid'd child that writes itself into another cgroup, then reports.
+      const a = await sup.spawnTreeAsync({
+        command: '/bin/sh',
+        args: ['-c', 'setsid sh -c \'echo $$ > "$1/cgroup.procs" && echo "moved $$" && exec sleep 30\' sh "$1" & wait', 'sh', target(b.cgroup!)],
+        graceMs: 300,
+        onStdout: (c) => (out += c.toString()),
+      });
+      started.add(a.spawnId);
+      const pid = Number((await waitFor('the move', () => /moved (\d+)/.exec(out)))[1]);
+      return { a, b, pid };
+    };
+    // Into another live tree's cgroup: that tree owns it now (decision 66), so A's end leaves it
+    // and B's end kills it: it never outlives both.
+    const intoB = await hider((b) => b);
+    await intoB.a.stop();
+    assert.ok(alive(intoB.pid), 'left to the tree whose cgroup it entered');
+    const endB = await intoB.b.stop();
+    assert.equal(endB.killed.survivors, 0);
+    await waitFor('the hider gone with B', () => !alive(intoB.pid) || null);
+    // Into the parent of every tree cgroup, which is no tree's: A's end finds it by its marker.
+    const intoBase = await hider((b) => path.dirname(b));
+    const endA = await intoBase.a.stop();
+    assert.ok(endA.killed.escapees >= 1, JSON.stringify(endA.killed));
+    await waitFor('the hider gone with A', () => !alive(intoBase.pid) || null);
+    await intoBase.b.stop();
+  });
+
   test('a plain tree\'s slow output is read in bursts, complete and in order', async () => {
     // A line every millisecond, without a fork per line (which alone can take 10 ms under load).
     const script = "let i = 0; const t = setInterval(() => { process.stdout.write(`line ${++i}\\n`); if (i === 40) clearInterval(t); }, 1);";
