@@ -37,13 +37,13 @@ if (flag) {
 }
 
 if (!fs.existsSync(testDir)) {
-  console.error(`run-tests: ${path.relative(root, testDir)} does not exist; build first: npx tsc -p .`);
+  console.error(`run-tests: ${path.relative(root, testDir)} does not exist; build first: npm run build`);
   process.exit(1);
 }
 const all = [...walk(testDir)].map((p) => path.relative(root, p).split(path.sep).join('/')).sort();
 const files = filters.length === 0 ? all : all.filter((f) => filters.some((s) => f.includes(s)));
 if (all.length === 0) {
-  console.error(`run-tests: no *.test.js under ${path.relative(root, testDir)}; build first: npx tsc -p .`);
+  console.error(`run-tests: no *.test.js under ${path.relative(root, testDir)}; build first: npm run build`);
   process.exit(1);
 }
 if (files.length === 0) {
