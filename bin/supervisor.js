@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (run by `npm ci` through `prepare`).
-// `exec` runs from its one-file bundle when that is current (decision 67: its start is on the clock).
+// It runs from a bundle when a current one is there (decisions 67 and 69: a start is on the clock):
+// `exec` from its one-file bundle, every other command from the CLI's.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freshBundle } from './bundles.js';
 
 const argv = process.argv.slice(2);
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bundle = argv[0] === 'exec' ? (await import('./exec-bundle.js')).freshExecBundle(root) : null;
+const isExec = argv[0] === 'exec';
+const bundle = freshBundle(root, isExec ? 'exec-bundle' : 'cli-bundle');
 if (bundle) {
-  const { runExecCli } = await import(pathToFileURL(bundle).href);
-  await runExecCli(argv);
+  const cli = await import(pathToFileURL(bundle).href);
+  await (isExec ? cli.runExecCli(argv) : cli.runCli(argv));
 } else {
   const entry = new URL('../dist/src/cli/main.js', import.meta.url);
   if (!existsSync(fileURLToPath(entry))) {

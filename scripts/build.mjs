@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run build`: tsc into dist/, then the exec bundle (scripts/bundle-exec.mjs).
+// `npm run build`: tsc into dist/, then the CLI's bundles (scripts/bundle.mjs).
 //
 // tsc builds incrementally (dist/.tsbuildinfo): `npm ci` already builds through `prepare`, so the
 // build that `npm test` starts with finds nothing to do and takes a few seconds instead of ~30 s of
@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** tsc's record of the last build (tsconfig.json: incremental, tsBuildInfoFile). */
 const BUILD_INFO = path.join(root, 'dist', '.tsbuildinfo');
 /** The folders tsconfig.json's `include` compiles (rootDir is the project, outDir dist/). */
 const SOURCE_DIRS = ['src', 'native-helpers', 'test', 'bench'];
@@ -54,5 +55,5 @@ if (fs.existsSync(BUILD_INFO)) {
   }
 }
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-run(process.execPath, [tsc, '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', BUILD_INFO]);
-run(process.execPath, [path.join(root, 'scripts', 'bundle-exec.mjs')]);
+run(process.execPath, [tsc, '-p', 'tsconfig.json']);
+run(process.execPath, [path.join(root, 'scripts', 'bundle.mjs')]);

@@ -3,8 +3,9 @@
 // `patternProperties` key runs on RE2 (re2js): linear time in the input, so no schema and no
 // argument can hold the supervisor's event loop (`^(a+)+$` took seconds per character on V8's
 // backtracking engine). A pattern RE2 cannot express (backreferences, lookaround) does not compile.
-import { createRequire } from 'node:module';
-import type { ValidateFunction } from 'ajv';
+// ajv is CommonJS: its module.exports is the class, also exported as `Ajv` (the named import works
+// in Node and in the CLI's bundle alike, where the default import's shape differs).
+import { Ajv as AjvClass, type ValidateFunction } from 'ajv';
 import { RE2JS } from 're2js';
 import type { FieldPath } from './yaml-source.js';
 
@@ -41,8 +42,7 @@ type AjvCtor = new (opts: Record<string, unknown>) => AjvInstance;
 let shared: AjvInstance | null = null;
 function ajv(): AjvInstance {
   if (shared === null) {
-    const Ajv = createRequire(import.meta.url)('ajv').default as AjvCtor;
-    shared = new Ajv({
+    shared = new (AjvClass as unknown as AjvCtor)({
       allErrors: true,
       strict: false,
       // Two schemas naming the same $id (two servers, two revisions of a core) must not collide.

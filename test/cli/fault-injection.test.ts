@@ -6,10 +6,12 @@
 // is not; `supervisor reconcile` leaves no process of the run alive; `audit verify` finds every
 // chain intact; the session, its turns, tasks and pending approvals are interrupted with the
 // reason; and `run --resume` continues the session to its end.
-// The run, its resume and reconcile are real `supervisor` processes (the crash is a SIGKILL of the
-// run's process; reconcile kills what it left). The read-only views checked after them (audit
-// verify, sessions, tasks) run in-process through `main(argv, io)`: the same code on the same
-// store, without three node starts per point (issue 17).
+// The run and its resume are real `supervisor` processes (the crash is a SIGKILL of the run's
+// process). Reconcile, which kills what the dead run left (real processes, found through the
+// store's spawn records and the OS), and the read-only views checked after it (audit verify,
+// sessions, tasks) run in-process through `main(argv, io)`: the same code on the same store,
+// without four node starts per point (issue 17). test/cli/crash-reconcile.test.ts runs the
+// `supervisor reconcile` binary.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -139,7 +141,7 @@ describe('fault injection: the demo core, its supervisor SIGKILLed at 25 points'
       if (point === 'approval-pending') assert.equal(query(s, "SELECT 1 FROM pending_approvals WHERE status = 'pending'").length, 1);
 
       // Reconcile: no process of the run survives it, no record stays running.
-      const r = await cli(['reconcile', '--json', '--state-dir', s]);
+      const r = await runMain('reconcile', '--json', '--state-dir', s);
       assert.equal(r.status, 0, r.stderr);
       for (const id of ids) assert.deepEqual(markedPids(id), [], `a process marked ${id} survived reconcile`);
       assert.deepEqual(query(s, "SELECT spawn_id FROM spawns WHERE status = 'running'"), []);
