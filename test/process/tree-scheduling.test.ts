@@ -73,8 +73,9 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
     });
     started.add(b.spawnId);
     await waitFor('B ready', () => out.includes('ready'));
-    const [impostor] = markedPids(a.spawnId).filter((pid) => pid !== a.pid);
-    assert.ok(impostor !== undefined, 'B\'s child carries A\'s marker');
+    // `ready` can be printed before the background child has exec'd sleep with the marker (its
+    // environ is the one it was exec'd with): wait for the marker, do not sample once.
+    const impostor = await waitFor('B\'s child carrying A\'s marker', () => markedPids(a.spawnId).find((pid) => pid !== a.pid));
     const endA = await a.stop();
     assert.equal(endA.killed.descendants, 0, JSON.stringify(endA.killed));
     assert.ok(alive(impostor), 'A\'s end left B\'s process alone');
