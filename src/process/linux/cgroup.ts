@@ -118,6 +118,38 @@ function fail(reason: string): null {
   return null;
 }
 
+/** One line of /proc/self/mountinfo, the fields the cgroup code reads. */
+export interface MountEntry {
+  fstype: string;
+  root: string;
+  mountPoint: string;
+  /** Per-mount options (`ro`, `nosuid`, ...). */
+  options: string[];
+  /** The filesystem's own options (for cgroup v1: the controllers, e.g. `cpu,cpuacct`). */
+  superOptions: string[];
+}
+
+/** The mounts of a mountinfo text (the cgroup2 tree here, the v1 cpu hierarchy in cpu-group.ts). */
+export function parseMountinfo(mountinfo: string): MountEntry[] {
+  const out: MountEntry[] = [];
+  for (const line of mountinfo.split('\n')) {
+    // Fields: id parent maj:min root mountpoint options [optional...] - fstype source superoptions
+    const sep = line.indexOf(' - ');
+    if (sep < 0) continue;
+    const pre = line.slice(0, sep).split(' ');
+    const post = line.slice(sep + 3).split(' ');
+    if (pre.length < 6) continue;
+    out.push({
+      fstype: post[0] ?? '',
+      root: unescapeMount(pre[3] ?? '/'),
+      mountPoint: unescapeMount(pre[4] ?? ''),
+      options: (pre[5] ?? '').split(','),
+      superOptions: (post[2] ?? '').split(','),
+    });
+  }
+  return out;
+}
+
 interface Cgroup2Mount {
   root: string;
   mountPoint: string;
@@ -125,18 +157,9 @@ interface Cgroup2Mount {
 }
 
 function parseCgroup2Mounts(mountinfo: string): Cgroup2Mount[] {
-  const out: Cgroup2Mount[] = [];
-  for (const line of mountinfo.split('\n')) {
-    // Fields: id parent maj:min root mountpoint options [optional...] - fstype source superoptions
-    const sep = line.indexOf(' - ');
-    if (sep < 0) continue;
-    const pre = line.slice(0, sep).split(' ');
-    const post = line.slice(sep + 3).split(' ');
-    if (post[0] !== 'cgroup2' || pre.length < 6) continue;
-    const opts = (pre[5] ?? '').split(',');
-    out.push({ root: unescapeMount(pre[3] ?? '/'), mountPoint: unescapeMount(pre[4] ?? ''), readOnly: opts.includes('ro') });
-  }
-  return out;
+  return parseMountinfo(mountinfo)
+    .filter((m) => m.fstype === 'cgroup2')
+    .map((m) => ({ root: m.root, mountPoint: m.mountPoint, readOnly: m.options.includes('ro') }));
 }
 
 // mountinfo writes space, tab, newline and backslash as octal escapes.

@@ -6,7 +6,7 @@
 // only: nothing here is a containment claim, so a tree that cannot enter the group still runs.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CGROUP_BASE_NAME, unescapeMount, type CgroupRoot } from './cgroup.js';
+import { CGROUP_BASE_NAME, parseMountinfo, type CgroupRoot } from './cgroup.js';
 
 export interface TreeCpuGroup {
   /**
@@ -32,6 +32,9 @@ export function detectTreeCpuGroup(v2: CgroupRoot | null, options: { refresh?: b
   cached = find(v2);
   return cached;
 }
+
+/** The groups this process removes at exit (if empty by then). */
+const removedAtExit = new Set<string>();
 
 function find(v2: CgroupRoot | null): { group: TreeCpuGroup | null; reason: string } {
   if (process.env[TREE_CPU_GROUP_ENV] === '0') return { group: null, reason: `turned off by ${TREE_CPU_GROUP_ENV}=0` };
@@ -72,8 +75,12 @@ function find(v2: CgroupRoot | null): { group: TreeCpuGroup | null; reason: stri
     return { group: null, reason: `cannot write ${dir}/cgroup.procs: ${(err as Error).message}` };
   }
   removeGroupsOfDeadSupervisors(parent);
-  // Empty once every tree is gone; an rmdir of a populated group fails and changes nothing.
-  process.once('exit', () => removeEmptyGroup(dir));
+  // Empty once every tree is gone; an rmdir of a populated group fails and changes nothing. Once
+  // per group, however often the doctor refreshes.
+  if (!removedAtExit.has(dir)) {
+    removedAtExit.add(dir);
+    process.once('exit', () => removeEmptyGroup(dir));
+  }
   return { group: { entryDir: dir, how: `cgroup v1 cpu controller: this supervisor's trees enter ${dir}` }, reason: 'ok' };
 }
 
@@ -119,17 +126,8 @@ function ownV1CpuPath(selfCgroup: string): string | null {
 }
 
 function v1CpuMount(mountinfo: string): { root: string; mountPoint: string } | null {
-  for (const line of mountinfo.split('\n')) {
-    const sep = line.indexOf(' - ');
-    if (sep < 0) continue;
-    const pre = line.slice(0, sep).split(' ');
-    const post = line.slice(sep + 3).split(' ');
-    if (post[0] !== 'cgroup' || pre.length < 6) continue;
-    if (!(post[2] ?? '').split(',').includes('cpu')) continue;
-    if ((pre[5] ?? '').split(',').includes('ro')) continue;
-    return { root: unescapeMount(pre[3] ?? '/'), mountPoint: unescapeMount(pre[4] ?? '') };
-  }
-  return null;
+  const m = parseMountinfo(mountinfo).find((e) => e.fstype === 'cgroup' && e.superOptions.includes('cpu') && !e.options.includes('ro'));
+  return m ? { root: m.root, mountPoint: m.mountPoint } : null;
 }
 
 /** The v1 cpu cgroup `pid` is in, or null (no v1 cpu hierarchy, or the process is gone). */
