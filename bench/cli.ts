@@ -22,9 +22,17 @@ export interface CliRow {
   pass: boolean | null;
 }
 
+/** One command from the CLI's bundle and from the modules (SUPERVISOR_BUNDLE=0), alternated (decision 69). */
+export interface BundleRow {
+  name: string;
+  bundled: { wallMs: Summary; cpuMs: Summary };
+  modules: { wallMs: Summary; cpuMs: Summary };
+}
+
 export interface CliResultBench {
   rows: CliRow[];
   demo: { wallMs: Summary; targetMs: number; pass: boolean };
+  bundle: BundleRow[];
   pass: boolean;
 }
 
@@ -35,6 +43,19 @@ function timed(args: readonly string[], env: NodeJS.ProcessEnv): number {
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr ?? '').slice(0, 400)}`);
   return ms;
+}
+
+/**
+ * Wall and CPU (user + system of the process and of every child it waited for: bash's `time`, as
+ * spawnSync reports no rusage) of one fresh process.
+ */
+function timedWithCpu(args: readonly string[], env: NodeJS.ProcessEnv): { wallMs: number; cpuMs: number } {
+  const t0 = performance.now();
+  const r = spawnSync('bash', ['-c', 'TIMEFORMAT="%U %S"; time "$@" >/dev/null 2>&1', 'cpu', process.execPath, ...args], { env, encoding: 'utf8', timeout: 120_000 });
+  const wallMs = performance.now() - t0;
+  const [user, sys] = (r.stderr.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+  if (r.status !== 0 || !Number.isFinite(user) || !Number.isFinite(sys)) throw new Error(`${args.join(' ')} failed: ${(r.stderr ?? '').slice(0, 400)}`);
+  return { wallMs, cpuMs: (user! + sys!) * 1000 };
 }
 
 export async function runCli(ctx: BenchContext): Promise<CliResultBench> {
@@ -66,5 +87,26 @@ export async function runCli(ctx: BenchContext): Promise<CliResultBench> {
   // The first run filled a fresh store (migrations, first npm server start): quoted apart.
   const demoWall = summarize(demo.slice(1));
   const demoPass = demoWall.median <= 2_000;
-  return { rows, demo: { wallMs: demoWall, targetMs: 2_000, pass: demoPass }, pass: demoPass && rows.every((r) => r.pass !== false) };
+  const bundle = process.platform === 'linux' ? compareBundle(ctx.options.quick ? 2 : 5, env) : [];
+  return { rows, demo: { wallMs: demoWall, targetMs: 2_000, pass: demoPass }, bundle, pass: demoPass && rows.every((r) => r.pass !== false) };
+}
+
+/** Each command from the bundle and from the modules, alternated run by run (no target: a figure). */
+function compareBundle(n: number, env: NodeJS.ProcessEnv): BundleRow[] {
+  const commands = [
+    { name: 'plan examples/demo', args: [BIN, 'plan', DEMO] },
+    { name: 'run examples/demo', args: [BIN, 'run', DEMO] },
+    { name: 'sessions', args: [BIN, 'sessions'] },
+  ];
+  const modulesEnv = { ...env, SUPERVISOR_BUNDLE: '0' };
+  progress(`cli: ${n} rounds of ${commands.length} commands from the bundle and from the modules, alternated`);
+  const samples = commands.map(() => ({ bundled: [] as { wallMs: number; cpuMs: number }[], modules: [] as { wallMs: number; cpuMs: number }[] }));
+  for (let i = 0; i < n; i++) {
+    commands.forEach((c, j) => {
+      samples[j]!.bundled.push(timedWithCpu(c.args, env));
+      samples[j]!.modules.push(timedWithCpu(c.args, modulesEnv));
+    });
+  }
+  const both = (xs: { wallMs: number; cpuMs: number }[]) => ({ wallMs: summarize(xs.map((x) => x.wallMs)), cpuMs: summarize(xs.map((x) => x.cpuMs)) });
+  return commands.map((c, j) => ({ name: c.name, bundled: both(samples[j]!.bundled), modules: both(samples[j]!.modules) }));
 }

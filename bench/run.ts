@@ -257,7 +257,12 @@ function cliTable(r: CliResultBench): string {
     ...r.rows.map((x) => [x.name, fmtMs(x.wallMs.median), fmtMs(x.wallMs.p90), fmtRatio(x.ratio), x.target === null ? '-' : `<= ${x.target}x ${x.pass ? 'ok' : 'MISS'}`]),
     ['supervisor run examples/demo (store already made)', fmtMs(r.demo.wallMs.median), fmtMs(r.demo.wallMs.p90), '-', `<= ${r.demo.targetMs} ms ${r.demo.pass ? 'ok' : 'MISS'}`],
   ];
-  return table(rows);
+  if (r.bundle.length === 0) return table(rows);
+  const bundle = [
+    ['from the bundle vs the modules (SUPERVISOR_BUNDLE=0), alternated', 'wall bundled', 'wall modules', 'CPU bundled', 'CPU modules', 'CPU ratio'],
+    ...r.bundle.map((b) => [b.name, fmtMs(b.bundled.wallMs.median), fmtMs(b.modules.wallMs.median), fmtMs(b.bundled.cpuMs.median), fmtMs(b.modules.cpuMs.median), fmtRatio(b.bundled.cpuMs.median / b.modules.cpuMs.median)]),
+  ];
+  return `${table(rows)}\n\n${table(bundle)}`;
 }
 
 function schemaTable(r: SchemaResultBench): string {

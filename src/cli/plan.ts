@@ -2,7 +2,10 @@
 // with the bound computed by every registered runtime and compared: a runtime is where the
 // reasoning runs, never what it may do.
 import { cliIo } from './io.js';
-import { boundDigest, externalBudgets, registeredRuntimes, type EffectBound } from '../runtimes/index.js';
+import { boundDigest } from '../runtimes/effect-bound.js';
+import { externalBudgets } from '../runtimes/external-cli/budgets.js';
+import { registeredRuntimes } from '../runtimes/registry.js';
+import type { EffectBound } from '../runtimes/runtime-types.js';
 import { loadCoreForCli } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { UsageError } from './usage.js';

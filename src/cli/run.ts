@@ -5,7 +5,10 @@ import { cliIo } from './io.js';
 import { resolve } from 'node:path';
 import type { EffectOutcome } from '../effects/index.js';
 import { displayJson, displayText } from '../redaction/index.js';
-import { registeredRuntimes, runtimeFor, RuntimeSetupError, type PreparedRun, type RuntimeEvent, type RuntimeRunResult } from '../runtimes/index.js';
+// The registry and the types, not the runtimes' barrel: it re-exports the MCP server, which a run
+// loads only when an external runtime starts its CLI.
+import { registeredRuntimes, runtimeFor } from '../runtimes/registry.js';
+import { RuntimeSetupError, type PreparedRun, type RuntimeEvent, type RuntimeRunResult } from '../runtimes/runtime-types.js';
 import { ProviderError } from '../turns/index.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';

@@ -2,7 +2,10 @@
 import { z } from 'zod';
 import { approvalPolicy, grantField, httpUrlField, nameField, noDuplicates, relativePathField, riskLevel, secretRef } from './fields.js';
 import { BUILTIN_TOOLSETS } from './names.js';
-import { compileAllowlist, parseCidr, parseIp } from '../net/index.js';
+// The URL policy's own modules, not the net layer's barrel (which brings the HTML reader and undici
+// into every core load).
+import { parseCidr, parseIp } from '../net/ip-address.js';
+import { compileAllowlist } from '../net/url-policy.js';
 import { SecretBindingListSchema, SecretsSectionSchema } from './secrets-schema.js';
 
 /** Metadata an agent may express for one tool; the catalog decides whether it only tightens. */

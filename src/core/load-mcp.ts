@@ -1,7 +1,8 @@
 // agent/mcp/*.yaml: declarations only; nothing connects and no command runs here.
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { checkUrl, UrlPolicyError } from '../net/index.js';
+import { UrlPolicyError } from '../net/errors.js';
+import { checkUrl } from '../net/url-policy.js';
 import type { NetworkConfig } from './agent-schema.js';
 import type { CoreReader } from './core-files.js';
 import { deepFreeze } from './deep-freeze.js';

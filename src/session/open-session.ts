@@ -9,7 +9,10 @@ import type { CoreSnapshot } from '../core/index.js';
 import { EffectRuntime, redactDeep, type EffectOutcome } from '../effects/index.js';
 import { CleanupStack, ProcessSupervisor, type SpawnTreeOptions, type SupervisedTree } from '../process/index.js';
 import { ApprovalBroker, ApprovalRules, checkDiscoveredToolRules, NonInteractiveApprover, ruleVocabulary, RuleApprover, StoreApprover, type Approver } from '../policy/index.js';
-import { runtimeFor, type AgentRuntime, type PreparedRun, type RuntimeEvent, type RuntimeRunResult, type RuntimeSession } from '../runtimes/index.js';
+// The registry and the types, not the runtimes' barrel (it re-exports the MCP server, which loads
+// only when an external runtime starts its CLI).
+import { runtimeFor } from '../runtimes/registry.js';
+import type { AgentRuntime, PreparedRun, RuntimeEvent, RuntimeRunResult, RuntimeSession } from '../runtimes/runtime-types.js';
 import { SecretStore } from '../secrets/index.js';
 import { appendEvents, openStore, SessionStore, type Database, type SessionOwner } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';

@@ -1,7 +1,8 @@
 // The web_extract builtin: one GET under the URL policy (src/net), pinned to the address it
 // validated, bounded in bytes and time, turned into readable text. Preflight judges what needs no
 // DNS (scheme, host name, literal addresses); the adapter resolves and judges every answer at step 7.
-import { auditUrl, checkUrl, fetchPage, PageFetchError, readableText, UrlPolicyError } from '../../net/index.js';
+import { PageFetchError, UrlPolicyError } from '../../net/errors.js';
+import { auditUrl, checkUrl } from '../../net/url-policy.js';
 import { AdapterCheckError, type EffectAdapter } from '../adapter-types.js';
 
 interface WebExtractInput {
@@ -41,6 +42,9 @@ export const webExtractAdapter: EffectAdapter = {
   async invoke(_entry, args, env) {
     const a = input(args);
     const maxChars = a.max_chars ?? DEFAULT_CHARS;
+    // The fetcher (undici) and the HTML reader (htmlparser2) load at the first fetch, not with
+    // every session whose catalog lists this tool (issue 17).
+    const [{ fetchPage }, { readableText }] = await Promise.all([import('../../net/fetch-page.js'), import('../../net/readable-text.js')]);
     try {
       const page = await fetchPage(a.url, {
         timeoutMs: Math.max(1, Math.min(env.deadlineMs, MAX_FETCH_MS)),

@@ -8,7 +8,10 @@ import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/tran
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { fetch as undiciFetch, Response as UndiciResponse, type Agent } from 'undici';
-import { auditUrl, createPinnedAgent, UrlPolicyError, type PinnedTarget } from '../../net/index.js';
+import { UrlPolicyError } from '../../net/errors.js';
+import { createPinnedAgent } from '../../net/pinned-agent.js';
+import type { PinnedTarget } from '../../net/resolve.js';
+import { auditUrl } from '../../net/url-policy.js';
 import { McpError } from './errors.js';
 import { OwnedTransportBase } from './transport-base.js';
 

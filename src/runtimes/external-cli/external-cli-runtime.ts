@@ -5,12 +5,11 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { ResolvedEffectCatalog } from '../../catalog/index.js';
-import { mcpToolsFor } from '../mcp-server/catalog-server.js';
+import { mcpToolsFor } from '../mcp-server/mcp-tools.js';
 import { boundOf } from '../effect-bound.js';
 import { RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun } from '../runtime-types.js';
 import { externalBudgets } from './budgets.js';
 import type { CliArgvInput, ExternalCliAdapter } from './cli-adapter.js';
-import { runExternal } from './external-run.js';
 
 /** Finds the CLI: the adapter's environment variable (a path), else its name on PATH. */
 export function resolveCliBinary(adapter: ExternalCliAdapter, env: NodeJS.ProcessEnv = process.env): string {
@@ -75,7 +74,9 @@ export function externalCliRuntime(adapter: ExternalCliAdapter): AgentRuntime {
       adapter.checkArgv(argv, input);
       const exposed = adapter.builtinsExposed(argv);
       if (exposed.length > 0) throw new RuntimeSetupError('RUNTIME_BUILTIN_EXPOSED', `runtime ${adapter.name}: the argv would expose ${exposed.join(', ')}`);
-      return { run: (r) => runExternal(adapter, s, { binary, argv, runDir, budgets: input.budgets }, r), close: async () => undefined };
+      // The run's MCP server (the SDK's server, its HTTP transport) loads when a run starts, not with
+      // every `plan` or local run that only names this runtime.
+      return { run: async (r) => (await import('./external-run.js')).runExternal(adapter, s, { binary, argv, runDir, budgets: input.budgets }, r), close: async () => undefined };
     },
   };
 }

@@ -5,19 +5,12 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ResolvedEffectCatalog } from '../../catalog/index.js';
 import type { EffectOutcome, EffectRuntime } from '../../effects/index.js';
+import { mcpToolsFor } from './mcp-tools.js';
+
+export { mcpToolsFor };
 
 /** The name and version this server reports in its initialize answer. */
 export const SUPERVISOR_MCP_SERVER_NAME = 'isolation-supervisor';
-
-/** The tools an MCP peer sees for a catalog: one per entry, with the entry's own input schema. */
-export function mcpToolsFor(catalog: ResolvedEffectCatalog): Tool[] {
-  return catalog.entries.map((e) => ({
-    name: e.name,
-    description: e.description,
-    // MCP requires an object schema; catalog schemas are objects already (the catalog checks them).
-    inputSchema: { type: 'object', ...(e.inputSchema as Record<string, unknown>) } as Tool['inputSchema'],
-  }));
-}
 
 /** Calls in flight across every Server of one owner, so closing waits for their audit events
  *  (an effect cancelled by the close still records its end before the store closes). */
