@@ -9,7 +9,7 @@ import { displayJson, displayText } from '../redaction/index.js';
 // loads only when an external runtime starts its CLI.
 import { registeredRuntimes, runtimeFor } from '../runtimes/registry.js';
 import { RuntimeSetupError, type PreparedRun, type RuntimeEvent, type RuntimeRunResult } from '../runtimes/runtime-types.js';
-import { ProviderError } from '../turns/index.js';
+import { ProviderError } from '../turns/providers/errors.js';
 import { openCoreSession } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';

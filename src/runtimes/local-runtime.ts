@@ -1,7 +1,10 @@
 // The local runtime: the supervisor's own turn engine with the core's model provider. The
 // reasoning runs in this process; every tool call goes through EffectRuntime.
 import { redactDeep } from '../effects/index.js';
-import { createRemoteProvider, ProviderError, runTurn, ScriptedProvider, type HistoryItem, type ModelProvider, type TurnResult } from '../turns/index.js';
+import type { HistoryItem, ModelProvider } from '../turns/model-provider.js';
+import { ProviderError } from '../turns/providers/errors.js';
+import { ScriptedProvider } from '../turns/scripted-provider.js';
+import { runTurn, type TurnResult } from '../turns/turn-engine.js';
 import type { ResolvedEffectCatalog } from '../catalog/index.js';
 import { boundOf } from './effect-bound.js';
 import { RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun, type RuntimeRunOptions, type RuntimeRunResult, type RuntimeSession } from './runtime-types.js';
@@ -21,7 +24,12 @@ export const localRuntime: AgentRuntime = {
     let provider: ModelProvider;
     try {
       if (model?.provider === 'scripted' && s.core.modelScript) provider = new ScriptedProvider(s.core.modelScript as never);
-      else if (model?.provider === 'openai-compatible' || model?.provider === 'anthropic') provider = await createRemoteProvider(model, { secrets: s.secrets });
+      else if (model?.provider === 'openai-compatible' || model?.provider === 'anthropic') {
+        // The HTTP providers (undici, their settings' schemas) load when a core names one, not for
+        // a scripted model (issue 17).
+        const { createRemoteProvider } = await import('../turns/providers/create-provider.js');
+        provider = await createRemoteProvider(model, { secrets: s.secrets });
+      }
       else throw new RuntimeSetupError('MODEL_MISSING', `the core ${s.core.dir} has no model: section; add one to agent.yaml (see docs/core-format.md, Model)`);
     } catch (err) {
       if (err instanceof ProviderError) throw new RuntimeSetupError(err.code ?? 'PROVIDER', err.message);

@@ -3,7 +3,6 @@
 // declaration's connect timeout; a server that misses it is closed (its whole tree) and reported.
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError as SdkError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { mcpNetworkAllowlist, type CoreSnapshot, type McpDeclaration } from '../../core/index.js';
 import { UrlPolicyError } from '../../net/errors.js';
@@ -13,7 +12,8 @@ import { RedactionPatterns, redactText } from '../../redaction/index.js';
 import { manifestFingerprint } from './declaration.js';
 import { linearOutputSchemaValidator } from './output-schema-validator.js';
 import { McpError } from './errors.js';
-import { PinnedHttpTransport } from './http-transport.js';
+// The HTTP transport (the SDK's HTTP client, undici) loads when a declaration uses it (issue 17).
+import type { PinnedHttpTransport } from './http-transport.js';
 import { DEFAULT_MAX_LINE_BYTES, SupervisedStdioTransport } from './stdio-transport.js';
 
 /** What the connection needs of either transport beyond the SDK's interface. */
@@ -133,6 +133,7 @@ export class McpConnection {
       const why = err instanceof UrlPolicyError ? err.message : String((err as Error)?.message ?? err);
       throw new McpError('MCP_URL_REFUSED', d.name, `MCP server ${d.name}: ${d.source.file} transport.url is refused by the URL policy (${why}); nothing was sent. Open it with transport.network (allow_hosts / allow_cidrs) in ${d.source.file}, or network: in agent.yaml`, { cause: err });
     }
+    const { PinnedHttpTransport } = await import('./http-transport.js');
     return new PinnedHttpTransport({
       server: d.name,
       target,
@@ -252,7 +253,8 @@ export class McpConnection {
       return new McpError('MCP_CONNECT_TIMEOUT', this.server, `MCP server ${this.server} did not finish initialize and tools/list within its connect timeout of ${declared} ms (connect_timeout_seconds in ${this.declaration.source.file}; ${timeoutMs} ms were left after waiting for a slot); it was closed`, { cause: err });
     }
     const stderr = this.transport.stderr.trim().split('\n').slice(-3).join(' | ');
-    const status = err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code > 0 ? `HTTP ${err.code}: ` : '';
+    const code = this.transport.httpStatusOf(err);
+    const status = code !== null ? `HTTP ${code}: ` : '';
     const failure = this.transport.failure?.message ?? clip(status + this.scrub((err as Error)?.message ?? String(err)));
     const what = this.declaration.transport.type === 'http' ? 'failed to connect' : 'failed to start';
     // No cause: an HTTP error's text is the server's body, which may echo a secret header.

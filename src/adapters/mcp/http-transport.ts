@@ -5,7 +5,7 @@
 // (no global dispatcher, no proxy, no second DNS lookup), redirects leave nothing but the declared
 // origin, and every response body is bounded (an SSE stream per event, anything else whole).
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { fetch as undiciFetch, Response as UndiciResponse, type Agent } from 'undici';
 import { UrlPolicyError } from '../../net/errors.js';
@@ -39,6 +39,10 @@ export class PinnedHttpTransport extends OwnedTransportBase<null> {
 
   private readonly agent: Agent;
   private readonly inner: StreamableHTTPClientTransport;
+
+  override httpStatusOf(err: unknown): number | null {
+    return err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code > 0 ? err.code : null;
+  }
 
   constructor(private readonly o: PinnedHttpOptions) {
     super();

@@ -22,6 +22,11 @@ export abstract class OwnedTransportBase<Outcome> implements Transport {
   /** Ends the peer (the whole tree, or the session and every request); runs once, from stop(). */
   protected abstract shutdown(): Promise<Outcome>;
 
+  /** The HTTP status a failed request got, for the connect error's text; none over stdio. */
+  httpStatusOf(_err: unknown): number | null {
+    return null;
+  }
+
   /** Frees what outlives the peer (after onclose has fired); nothing by default. */
   protected async release(): Promise<void> {}
 
