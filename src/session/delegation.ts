@@ -294,6 +294,9 @@ export class SessionDelegator implements Delegator {
           const mcp = await mcpHost.discover({ sessionId: child.id, principal: ctx.principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(ctx.secrets, capabilities) });
           catalog = buildCatalog({ core, principal: ctx.principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy, child: { tools: scope.tools } });
         }
+        // The tool selection as resolved: exactly what the child's catalog holds.
+        metadata.resolved = { ...(metadata.resolved as object), tools: catalog.entries.map((e) => e.name) };
+        ctx.tasks.store.setDelegation(task.id, child.id, { ...metadata, child_session: child.id });
         // The child's own delegator: its depth, its budget (what was reserved for it), its tasks.
         const childCtx: DelegationContext = { ...ctx, sessionCore: core, catalog, sessionId: child.id, tasks: childTasks, depth: scope.depth, budget: childBudget, lineage: [...ctx.lineage, def.name] };
         const effects = new EffectRuntime({ catalog, broker, supervisor: ctx.supervisor, db: ctx.db, secrets: ctx.secrets, tasks: childTasks, delegation: new SessionDelegator(childCtx) });
