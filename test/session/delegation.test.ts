@@ -5,7 +5,7 @@
 // over, budget exhaustion with partial evidence, and cancellation reaching every descendant.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { approvalDecision, openSession, type ApprovalRequest, type Approver, type RuntimeEvent } from '../../src/index.js';
@@ -254,6 +254,39 @@ describe('delegation: delegate_task and agent.spawn', () => {
       assert.deepEqual(pidsWithCmdline(marker), [], 'no survivor');
     } finally {
       r.close();
+    }
+  });
+
+  test("a child's MCP connections are its own and close when it completes, while the parent's stay open", async () => {
+    const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+    const core = coreOf({
+      agent: { grants: ['agent.spawn', 'mcp.connect:memory', 'mcp.call:memory'] },
+      script: script({ tools: [{ name: 'delegate_task', arguments: { agent: 'reader', task: 'read the graph' } }] }, { text: 'parent done' }),
+      agents: { reader: { def: { grants: ['mcp.connect:memory', 'mcp.call:memory'] }, script: script({ tools: [{ name: 'memory_read_graph' }] }, { text: 'read' }) } },
+    });
+    mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
+    writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), yaml({ name: 'memory', transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect: 'auto', call: 'auto' } }));
+    const stateDir = state();
+    const s = await openSession({ core, stateDir });
+    try {
+      const results: boolean[] = [];
+      await s.runTurn('go', { onEvent: (e) => void (e.type === 'tool_result' && results.push(e.outcome.ok)) });
+      assert.deepEqual(results, [true]);
+      const db = new Database(join(stateDir, 'supervisor.db'), { readonly: true });
+      try {
+        const spawns = db.prepare('SELECT status FROM spawns ORDER BY started_at').all() as { status: string }[];
+        // The parent's server (connected at open) and the child's own, which ended with the child.
+        assert.equal(spawns.length, 2, JSON.stringify(spawns));
+        assert.equal(spawns[0]!.status, 'running', "the parent's connection is still open");
+        assert.notEqual(spawns[1]!.status, 'running', "the child's server tree ended with the child");
+        const child = (db.prepare("SELECT child_session_id FROM tasks WHERE kind = 'agent.spawn'").get() as { child_session_id: string }).child_session_id;
+        const ev = db.prepare("SELECT payload FROM runtime_events WHERE session_id = ? AND kind = 'effect.completed'").all(child) as { payload: string }[];
+        assert.match(ev[0]!.payload, /memory_read_graph/);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await s.close();
     }
   });
 
