@@ -38,7 +38,8 @@ export interface DelegationResult {
 export interface Delegator {
   /** Step 4: throws AdapterCheckError for an unknown agent or a session already at its depth limit. */
   check(agent: string): void;
-  run(req: DelegationRequest, signal: AbortSignal): Promise<DelegationResult>;
+  /** Runs the child; `deadlineMs` (the call's deadline) also bounds the child's wall time. */
+  run(req: DelegationRequest, signal: AbortSignal, deadlineMs: number): Promise<DelegationResult>;
 }
 
 export interface AdapterEnv {

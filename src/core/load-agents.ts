@@ -8,8 +8,8 @@ import { deepFreeze } from './deep-freeze.js';
 import { TOOL_NAME_PATTERN, TOOL_NAME_RULE } from './names.js';
 import { checkScriptedModelScript } from './scripted-model-script.js';
 import type { AgentDefinition } from './snapshot.js';
-import { parseYaml } from './yaml-source.js';
-import { at, parseWith } from './zod-issues.js';
+import { readValidatedYaml } from './read-validated.js';
+import { at } from './zod-issues.js';
 
 export const AGENTS_DIR = 'agent/agents';
 
@@ -29,25 +29,15 @@ export async function loadAgentDefinitions(reader: CoreReader, agent: AgentConfi
       reader.issue(e.rel, `the file name is the agent's name, and '${name}' ${TOOL_NAME_RULE}; rename the file`);
       continue;
     }
-    const file = await reader.read(e.rel, null);
-    if (file === null) continue;
-    const parsed = parseYaml(file.bytes.toString('utf8'), e.rel);
-    if (!parsed.ok) {
-      reader.issues.push(...parsed.issues);
-      continue;
-    }
-    const r = parseWith(AgentDefinitionSchema, parsed.source);
-    if (!r.ok) {
-      reader.issues.push(...r.issues);
-      continue;
-    }
-    const d = r.data;
+    const read = await readValidatedYaml(reader, e.rel, AgentDefinitionSchema);
+    if (read === null) continue;
+    const { file, source, data: d } = read;
     let modelScript: unknown = null;
     if (d.model !== undefined) {
       const rel = path.posix.normalize(d.model.script);
       const script = await reader.read(rel, null);
       if (script === null) {
-        if (!(await reader.exists(rel))) reader.issues.push(at(parsed.source, ['model', 'script'], `'${d.model.script}' does not exist in the core; add the script file or fix the path (relative to the core)`));
+        if (!(await reader.exists(rel))) reader.issues.push(at(source, ['model', 'script'], `'${d.model.script}' does not exist in the core; add the script file or fix the path (relative to the core)`));
         continue;
       }
       const checked = checkScriptedModelScript(script.bytes.toString('utf8'), rel);
@@ -58,7 +48,7 @@ export async function loadAgentDefinitions(reader: CoreReader, agent: AgentConfi
       modelScript = checked.script;
     } else if (agent?.model?.provider === 'scripted') {
       // The parent's script replays the parent's conversation, never a child's.
-      reader.issues.push(at(parsed.source, ['model'], "is required when agent.yaml's model is scripted; add model: { provider: scripted, script: <file> } with the child's own script"));
+      reader.issues.push(at(source, ['model'], "is required when agent.yaml's model is scripted; add model: { provider: scripted, script: <file> } with the child's own script"));
       continue;
     }
     out.push(deepFreeze({ name, ...d, modelScript, source: { file: e.rel, sha256: file.sha256 } }) as AgentDefinition);

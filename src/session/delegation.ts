@@ -196,7 +196,7 @@ export class SessionDelegator implements Delegator {
     }
   }
 
-  async run(req: DelegationRequest, callSignal: AbortSignal): Promise<DelegationResult> {
+  async run(req: DelegationRequest, callSignal: AbortSignal, deadlineMs: number = Number.POSITIVE_INFINITY): Promise<DelegationResult> {
     // Checked again here: every path that creates a child passes the depth and definition checks.
     this.check(req.agent);
     const def = (this.ctx.core.agents ?? []).find((d) => d.name === req.agent)!;
@@ -208,10 +208,13 @@ export class SessionDelegator implements Delegator {
       }
     }
     const scope = childScope(this.ctx, def, req);
+    // The child's wall time also ends a second before the delegate_task call's own deadline, so it
+    // stops as budget_exhausted with its evidence rather than being cut off by the call's timeout.
+    const defWall = def.limits.timeout_seconds === undefined ? CHILD_DEFAULTS.wallMs : Math.round(def.limits.timeout_seconds * 1000);
     const granted = this.ctx.budget.reserve({
       iterations: def.limits.max_iterations ?? null,
       toolCalls: def.limits.max_tool_calls ?? null,
-      wallMs: def.limits.timeout_seconds === undefined ? null : Math.round(def.limits.timeout_seconds * 1000),
+      wallMs: Math.max(0, Math.min(defWall, deadlineMs - 1000)),
       costUsd: def.limits.max_cost_usd ?? null,
     });
     const requested = { toolsets: req.toolsets ?? null, tools: req.tools ?? null, grants: req.grants ?? null };

@@ -4,24 +4,17 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { alive, CLI, pidsWithCmdline, tempDir, waitFor } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { query as storeQuery, type Row } from '../helpers/store-query.js';
 
-type Row = Record<string, unknown>;
-const require = createRequire(import.meta.url);
-const Sqlite = require('better-sqlite3') as new (f: string, o: { readonly: boolean }) => { prepare(s: string): { all(...a: unknown[]): Row[] }; close(): void };
-
+/** The store as an outside observer reads it; nothing while it does not exist yet. */
 function query(state: string, sql: string, ...args: unknown[]): Row[] {
-  let db;
   try {
-    db = new Sqlite(`${state}/supervisor.db`, { readonly: true });
-    return db.prepare(sql).all(...args);
+    return storeQuery(state, sql, ...args);
   } catch {
     return [];
-  } finally {
-    db?.close();
   }
 }
 

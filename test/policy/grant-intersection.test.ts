@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CapabilitySnapshot, intersectGrants } from '../../src/policy/index.js';
+import { mulberry32 as rng } from '../redaction/redaction-helpers.js';
 
 // A small universe, so random sets overlap often: wildcards at every level, targets, secrets.
 const NAMES = ['fs.read', 'fs.write', 'terminal.exec', 'mcp.call', 'mcp.connect', 'agent.spawn', 'tool.call'];
@@ -19,17 +20,6 @@ const GRANTS = [
 ];
 const REQUIREMENTS = [...NAMES, ...NAMES.flatMap((n) => TARGETS.map((t) => `${n}:${t}`)), 'secret:TOKEN', 'secret:OTHER', 'fs.read:a/x/deep', 'net.fetch'];
 
-/** A deterministic generator (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = (r: () => number): string[] => GRANTS.filter(() => r() < 0.12);
 
 describe('intersectGrants', () => {

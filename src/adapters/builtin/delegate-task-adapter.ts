@@ -31,7 +31,7 @@ export const delegateTaskAdapter: EffectAdapter = {
   },
   async invoke(_e, args, env) {
     if (!env.delegation) throw new AdapterCheckError('delegate_task needs the session layer');
-    const r = await env.delegation.run(requestOf(args), env.signal);
+    const r = await env.delegation.run(requestOf(args), env.signal, env.deadlineMs);
     const head = r.status === 'completed' ? '' : `[child ${r.status}] `;
     return { text: `${head}${r.answer}`, isError: r.status !== 'completed', detail: { status: r.status, ...r.detail } };
   },
