@@ -73,7 +73,7 @@ describe('delegation: delegate_task and agent.spawn', () => {
     const tasks = db.prepare("SELECT * FROM tasks WHERE kind = 'agent.spawn' ORDER BY created_at, rowid").all() as Record<string, any>[];
     const events = (session: string) => db.prepare('SELECT kind, payload FROM runtime_events WHERE session_id = ? ORDER BY seq').all(session).map((e: any) => ({ kind: e.kind as string, payload: JSON.parse(e.payload) }));
     const meta = tasks.map((t) => JSON.parse(t.metadata as string) as Record<string, any>);
-    const out = { session: s.id, results, tasks, meta, events, close: () => db.close() };
+    const out = { session: s.id, stateDir, results, tasks, meta, events, close: () => db.close() };
     return out;
   }
 
@@ -234,6 +234,47 @@ describe('delegation: delegate_task and agent.spawn', () => {
       assert.equal(r.tasks[0]!.status, 'failed');
       assert.match(r.tasks[0]!.reason, /^budget_exhausted/);
       assert.deepEqual(r.meta[0]!.budget.used, { iterations: 2, toolCalls: 1, costUsd: 0 });
+    } finally {
+      r.close();
+    }
+  });
+
+  test("the chains link both ways: the child's first event names the parent's head, the parent's effect the child's last; the answer is redacted", async () => {
+    const core = coreOf({
+      agent: { secrets: { TOKEN: { env: 'DELEG_TEST_TOKEN' } }, grants: ['agent.spawn', 'task.read', 'terminal.exec', 'secret:TOKEN'], tools: { terminal: { secrets: [{ secret: 'TOKEN', env: 'TOKEN', ttl: '5m' }] } } },
+      script: script({ tools: [{ name: 'terminal', arguments: { command: 'echo bound' } }] }, { tools: [{ name: 'delegate_task', arguments: { agent: 'talker', task: 'say it' } }] }, { text: 'parent done' }),
+      agents: { talker: { def: {}, script: script({ text: 'the token is s3cr3t-deleg-value, as you asked' }) } },
+    });
+    process.env.DELEG_TEST_TOKEN = 's3cr3t-deleg-value';
+    let r;
+    try {
+      r = await run(core, { approver: new Recording() });
+    } finally {
+      delete process.env.DELEG_TEST_TOKEN;
+    }
+    try {
+      const out = r.results[1]!;
+      assert.ok(out.ok, JSON.stringify(out));
+      assert.doesNotMatch(out.views.model.content, /s3cr3t-deleg-value/, 'the child\'s answer passed the redactor');
+      assert.match(out.views.model.content, /the token is .*, as you asked/);
+      const child = r.tasks[0]!.child_session_id as string;
+      const childEvents = r.events(child);
+      assert.deepEqual(childEvents.slice(0, 2).map((e) => e.kind), ['session.created', 'delegation.started']);
+      const first = childEvents[1]!;
+      assert.equal(first.payload.parent_session, r.session);
+      assert.equal(first.payload.parent_task, r.tasks[0]!.id);
+      const db = new Database(join(r.stateDir, 'supervisor.db'), { readonly: true });
+      try {
+        const parentHashes = db.prepare('SELECT hash FROM runtime_events WHERE session_id = ?').pluck().all(r.session) as string[];
+        assert.ok(parentHashes.includes(first.payload.parent_chain_head), "the parent's head at the start is a hash of the parent's chain");
+        const childHead = db.prepare('SELECT hash FROM chain_heads WHERE session_id = ?').pluck().get(child) as string;
+        const done = r.events(r.session).find((e) => e.kind === 'effect.completed' && e.payload.tool === 'delegate_task')!;
+        assert.equal(done.payload.detail.child_session, child);
+        assert.equal(done.payload.detail.child_chain_head, childHead, "the parent's record names the child's final head");
+        assert.equal(r.tasks[0]!.log_tail.includes('s3cr3t-deleg-value'), false, 'nor does the task row hold it');
+      } finally {
+        db.close();
+      }
     } finally {
       r.close();
     }
