@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { approvalDecision, openSession, type ApprovalRequest, type Approver, type RuntimeEvent } from '../../src/index.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { alive, pidsWithCmdline, tempDir, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 
 type Call = { name: string; arguments?: Record<string, unknown> };
 const script = (...turns: { text?: string; tools?: Call[] }[]): string =>
@@ -326,6 +327,32 @@ describe('delegation: delegate_task and agent.spawn', () => {
       } finally {
         db.close();
       }
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("an operator's `supervisor cancel` of the agent.spawn task stops the child and its tree; the parent gets [child cancelled]", async () => {
+    const marker = `deleg-opcancel-${process.pid}-${Date.now()}`;
+    const core = coreOf({
+      script: script({ tools: [{ name: 'delegate_task', arguments: { agent: 'sleeper', task: 'sleep' } }] }, { text: 'parent done' }),
+      agents: { sleeper: { def: { toolsets: ['terminal'], grants: ['terminal.exec'] }, script: script({ tools: [{ name: 'terminal', arguments: { command: `sleep 60 # ${marker}` } }] }, { text: 'slept' }) } },
+    });
+    const stateDir = state();
+    const s = await openSession({ core, stateDir, approver: new Recording() });
+    const results: Extract<RuntimeEvent, { type: 'tool_result' }>['outcome'][] = [];
+    const turn = s.runTurn('go', { onEvent: (e) => void (e.type === 'tool_result' && results.push(e.outcome)) });
+    try {
+      await waitFor('the child sleeping', () => pidsWithCmdline(marker).length > 0, 20_000);
+      const pids = pidsWithCmdline(marker);
+      const db = new Database(join(stateDir, 'supervisor.db'), { readonly: true });
+      const id = (db.prepare("SELECT id FROM tasks WHERE kind = 'agent.spawn'").get() as { id: string }).id;
+      db.close();
+      const c = await runMain('cancel', id, '--json', '--state-dir', stateDir);
+      assert.equal(c.status, 0, c.stdout + c.stderr);
+      await turn;
+      assert.deepEqual(pids.filter(alive), [], 'the child’s tree is gone');
+      assert.match(results[0]!.ok ? results[0]!.views.model.content : '', /^\[child cancelled\]/);
     } finally {
       await s.close();
     }
