@@ -24,14 +24,14 @@ describe('examples/demo', { skip: process.platform !== 'linux' && 'the demo scri
     const results = ev.filter((e) => e.type === "tool_result") as Record<string, any>[] & { length: 7 };
     assert.deepEqual(
       results.map((e) => [e.tool, e.ok]),
-      [['terminal', true], ['yield_until', true], ['task_list', true], ['word_count', true], ['memory_read_graph', true], ['delegate_task', true], ['session_search', false]],
+      [['terminal', true], ['yield_until', true], ['task_list', true], ['word_count', true], ['memory_read_graph', true], ['session_search', false], ['delegate_task', true]],
     );
     // Nobody to ask: refused before any history was read, with the way to allow it.
-    assert.match(JSON.stringify(results[6]), /APPROVAL_DENIED[\s\S]*--approve session_search/);
+    assert.match(JSON.stringify(results[5]), /APPROVAL_DENIED[\s\S]*--approve session_search/);
     // The child agent counted with word_count in its own session; its answer is the tool result.
-    assert.equal(results[5]!.view.output, '8');
-    assert.equal(results[5]!.view.detail.status, 'completed');
-    assert.match(results[5]!.view.detail.child_session, /^se_/);
+    assert.equal(results[6]!.view.output, '8');
+    assert.equal(results[6]!.view.detail.status, 'completed');
+    assert.match(results[6]!.view.detail.child_session, /^se_/);
     const tasks = JSON.parse(results[2]!.view.output).tasks as { id: string; status: string; exit_code: number }[];
     assert.deepEqual(tasks.map((t) => [t.status, t.exit_code]), [['completed', 0]]);
     assert.deepEqual(JSON.parse(results[3]!.view.output), { words: 6, lines: 1, characters: 40 });
