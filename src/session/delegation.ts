@@ -121,6 +121,8 @@ export interface DelegationContext {
   readonly budget: DelegationBudget;
   /** Agent names from the root to this session, for approval prompts ("demo → summarizer"). */
   readonly lineage: readonly string[];
+  /** This session's redactor (its EffectRuntime's): what a task row or an answer stores passes it. */
+  readonly redact: (text: string) => string;
 }
 
 /** The root session's context (openSession). */
@@ -234,12 +236,17 @@ export class SessionDelegator implements Delegator {
     try {
       started = this.ctx.tasks.startAgent(
         { principal: this.ctx.principal },
-        { sessionId: this.ctx.sessionId, sourceTool: 'delegate_task', summary: `${def.name}: ${req.task}`, metadata, maxRunningInSession: this.ctx.core.agent.limits.max_background_tasks },
+        { sessionId: this.ctx.sessionId, sourceTool: 'delegate_task', summary: this.redacted(`${def.name}: ${req.task}`), metadata, maxRunningInSession: this.ctx.core.agent.limits.max_background_tasks },
         async (task, taskSignal) => {
           const signal = AbortSignal.any([taskSignal, callSignal]);
-          const { end, outcome } = await this.runChild(task, def, req, scope, granted, metadata, signal);
-          result = outcome;
-          return end;
+          try {
+            const { end, outcome } = await this.runChild(task, def, req, scope, granted, metadata, signal);
+            result = outcome;
+            return end;
+          } finally {
+            // A child that failed before it settled gives its whole reservation back.
+            if (result === null) this.ctx.budget.settle(granted, { iterations: 0, toolCalls: 0, costUsd: 0 });
+          }
         },
       );
     } catch (err) {
@@ -248,6 +255,15 @@ export class SessionDelegator implements Delegator {
     }
     const done = await started.ended;
     return result ?? { status: done.status === 'cancelled' || done.status === 'interrupted' ? 'cancelled' : 'failed', answer: done.reason ?? 'the child did not run', detail: { task_id: done.id } };
+  }
+
+  /** `text` through the session's redactor; withheld when it cannot be redacted safely. */
+  private redacted(text: string): string {
+    try {
+      return this.ctx.redact(text);
+    } catch {
+      return '[withheld: it could not be safely redacted]';
+    }
   }
 
   private async runChild(
@@ -276,8 +292,9 @@ export class SessionDelegator implements Delegator {
     let wallHit = false;
     const wallAbort = new AbortController();
     const wall = granted.wallMs === null ? null : setTimeout(() => ((wallHit = true), wallAbort.abort()), granted.wallMs);
-    // Whatever leaves the child (answer, evidence) passes the session's redactor, as every view does.
-    let redact = (text: string): string => text;
+    // Whatever leaves the child (answer, evidence) passes a redactor, as every view does: the
+    // child's once it has one (the same secret store as the parent's), the parent's before.
+    let redact = (text: string): string => ctx.redact(text);
     const runSignal = AbortSignal.any([signal, wallAbort.signal]);
     try {
       if (granted.iterations === 0 || granted.wallMs === 0) {
@@ -301,8 +318,8 @@ export class SessionDelegator implements Delegator {
         metadata.resolved = { ...(metadata.resolved as object), tools: catalog.entries.map((e) => e.name) };
         ctx.tasks.store.setDelegation(task.id, child.id, { ...metadata, child_session: child.id });
         // The child's own delegator: its depth, its budget (what was reserved for it), its tasks.
-        const childCtx: DelegationContext = { ...ctx, sessionCore: core, catalog, sessionId: child.id, tasks: childTasks, depth: scope.depth, budget: childBudget, lineage: [...ctx.lineage, def.name] };
-        const effects = new EffectRuntime({ catalog, broker, supervisor: ctx.supervisor, db: ctx.db, secrets: ctx.secrets, tasks: childTasks, delegation: new SessionDelegator(childCtx) });
+        const childCtx: DelegationContext = { ...ctx, sessionCore: core, catalog, sessionId: child.id, tasks: childTasks, depth: scope.depth, budget: childBudget, lineage: [...ctx.lineage, def.name], redact: (text) => effects.redactor()(text) };
+        const effects: EffectRuntime = new EffectRuntime({ catalog, broker, supervisor: ctx.supervisor, db: ctx.db, secrets: ctx.secrets, tasks: childTasks, delegation: new SessionDelegator(childCtx) });
         redact = (text) => effects.redactor()(text);
         const provider: ModelProvider = def.modelScript ? new ScriptedProvider(def.modelScript as never) : await createRemoteProvider(ctx.core.agent.model as never, { secrets: ctx.secrets });
         opened.defer(async () => provider.close?.());
@@ -378,7 +395,7 @@ export class SessionDelegator implements Delegator {
     return {
       end: {
         status: status === 'completed' ? 'completed' : status === 'cancelled' ? 'cancelled' : 'failed',
-        reason: status === 'completed' ? 'the child answered' : `${status}: ${why}`,
+        reason: status === 'completed' ? 'the child answered' : this.redacted(`${status}: ${why}`),
         logTail: answer,
         childSessionId: child.id,
         metadata: endMeta,

@@ -199,8 +199,8 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
     }
   }
   // delegate_task's children: scope, depth and budget worked out from this session's (issue 18).
-  const delegation = new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, secrets, tasks, fallback, deny: [...(o.rules?.deny ?? [])] }));
-  const effects = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
+  const delegation = new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, secrets, tasks, fallback, deny: [...(o.rules?.deny ?? [])], redact: (text: string): string => effects.redactor()(text) }));
+  const effects: EffectRuntime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
   const droppedTools = droppedToolsOf(mcp, catalog);
   recordDroppedTools(db, session.id, effects, droppedTools);
 

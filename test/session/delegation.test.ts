@@ -243,7 +243,7 @@ describe('delegation: delegate_task and agent.spawn', () => {
   test("the chains link both ways: the child's first event names the parent's head, the parent's effect the child's last; the answer is redacted", async () => {
     const core = coreOf({
       agent: { secrets: { TOKEN: { env: 'DELEG_TEST_TOKEN' } }, grants: ['agent.spawn', 'task.read', 'terminal.exec', 'secret:TOKEN'], tools: { terminal: { secrets: [{ secret: 'TOKEN', env: 'TOKEN', ttl: '5m' }] } } },
-      script: script({ tools: [{ name: 'terminal', arguments: { command: 'echo bound' } }] }, { tools: [{ name: 'delegate_task', arguments: { agent: 'talker', task: 'say it' } }] }, { text: 'parent done' }),
+      script: script({ tools: [{ name: 'terminal', arguments: { command: 'echo bound' } }] }, { tools: [{ name: 'delegate_task', arguments: { agent: 'talker', task: 'say s3cr3t-deleg-value back' } }] }, { text: 'parent done' }),
       agents: { talker: { def: {}, script: script({ text: 'the token is s3cr3t-deleg-value, as you asked' }) } },
     });
     process.env.DELEG_TEST_TOKEN = 's3cr3t-deleg-value';
@@ -273,6 +273,8 @@ describe('delegation: delegate_task and agent.spawn', () => {
         assert.equal(done.payload.detail.child_session, child);
         assert.equal(done.payload.detail.child_chain_head, childHead, "the parent's record names the child's final head");
         assert.equal(r.tasks[0]!.log_tail.includes('s3cr3t-deleg-value'), false, 'nor does the task row hold it');
+        assert.equal(r.tasks[0]!.summary.includes('s3cr3t-deleg-value'), false, "nor the task's summary (the call's task text)");
+        assert.match(r.tasks[0]!.summary, /^talker: say .* back$/);
       } finally {
         db.close();
       }
