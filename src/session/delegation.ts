@@ -321,7 +321,12 @@ export class SessionDelegator implements Delegator {
         const childCtx: DelegationContext = { ...ctx, sessionCore: core, catalog, sessionId: child.id, tasks: childTasks, depth: scope.depth, budget: childBudget, lineage: [...ctx.lineage, def.name], redact: (text) => effects.redactor()(text) };
         const effects: EffectRuntime = new EffectRuntime({ catalog, broker, supervisor: ctx.supervisor, db: ctx.db, secrets: ctx.secrets, tasks: childTasks, delegation: new SessionDelegator(childCtx) });
         redact = (text) => effects.redactor()(text);
-        const provider: ModelProvider = def.modelScript ? new ScriptedProvider(def.modelScript as never) : await createRemoteProvider(ctx.core.agent.model as never, { secrets: ctx.secrets });
+        const parentModel = ctx.core.agent.model;
+        if (!def.modelScript && parentModel?.provider !== 'openai-compatible' && parentModel?.provider !== 'anthropic') {
+          // A runtime that brings its own model (claude-code) leaves the child none to borrow.
+          throw new Error(`the child has no model: add model: to ${def.source.file} (agent.yaml has no remote model it could use)`);
+        }
+        const provider: ModelProvider = def.modelScript ? new ScriptedProvider(def.modelScript as never) : await createRemoteProvider(parentModel as never, { secrets: ctx.secrets });
         opened.defer(async () => provider.close?.());
         const turnId = ctx.sessions.addTurn(scoped, child.id).id;
         const prompt = def.instructions === '' ? req.task : `${def.instructions}\n\n${req.task}`;
@@ -369,6 +374,10 @@ export class SessionDelegator implements Delegator {
           ctx.sessions.endTurn(scoped, turnId, turnStatus);
         }
       }
+    } catch (err) {
+      // The child could not be set up (its model, its MCP discovery): it ends failed, its session too.
+      status = signal.aborted ? 'cancelled' : 'failed';
+      why = signal.aborted ? 'it was cancelled' : `it could not start: ${(err as Error).message}`;
     } finally {
       if (wall) clearTimeout(wall);
       // Everything the child owns ends before its task does: its own children, trees and MCP servers.

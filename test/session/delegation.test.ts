@@ -283,6 +283,29 @@ describe('delegation: delegate_task and agent.spawn', () => {
     }
   });
 
+  test('a child with no model to use fails with the fix, and its session ends (the parent runs on a runtime that brings its own model)', async () => {
+    const core = coreOf({ script: script({ text: 'x' }), agents: {} });
+    writeFileSync(join(core, 'agent.yaml'), yaml({ name: 'parent', toolsets: ['agents'], grants: ['agent.spawn'], approval: { default: 'auto' }, runtime: 'claude-code' }));
+    mkdirSync(join(core, 'agent', 'agents'), { recursive: true });
+    writeFileSync(join(core, 'agent', 'agents', 'modelless.yaml'), yaml({ description: 'no model' }));
+    const stateDir = state();
+    const s = await openSession({ core, stateDir });
+    try {
+      const out = await s.callTool('delegate_task', { agent: 'modelless', task: 't' });
+      assert.ok(out.ok && out.isError, JSON.stringify(out));
+      assert.match(out.views.model.content, /\[child failed\].*could not start: the child has no model: add model: to agent\/agents\/modelless\.yaml/);
+    } finally {
+      await s.close();
+    }
+    const db = new Database(join(stateDir, 'supervisor.db'), { readonly: true });
+    try {
+      assert.deepEqual(db.prepare("SELECT status FROM sessions WHERE status = 'running'").all(), [], 'the child session ended');
+      assert.equal((db.prepare("SELECT status FROM tasks WHERE kind = 'agent.spawn'").get() as { status: string }).status, 'failed');
+    } finally {
+      db.close();
+    }
+  });
+
   test('wall time runs out mid-tool-call: the child stops budget_exhausted and its process tree is gone', async () => {
     const marker = `deleg-wall-${process.pid}-${Date.now()}`;
     const core = coreOf({
