@@ -15,6 +15,33 @@ export interface AdapterEntry {
   readonly capability: string;
 }
 
+/** What delegate_task asks for (the call's arguments; a narrowing only, never a limit). */
+export interface DelegationRequest {
+  readonly agent: string;
+  readonly task: string;
+  readonly toolsets?: readonly string[];
+  readonly tools?: readonly string[];
+  readonly grants?: readonly string[];
+}
+
+/** How a delegated child ended; the answer is bounded, and redacted again with the effect's views. */
+export interface DelegationResult {
+  readonly status: 'completed' | 'budget_exhausted' | 'cancelled' | 'failed';
+  readonly answer: string;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The session layer's side of delegate_task (src/session/delegation.ts): it computes the child's
+ * scope and budget and runs the child. Adapters see only this seam.
+ */
+export interface Delegator {
+  /** Step 4: throws AdapterCheckError for an unknown agent or a session already at its depth limit. */
+  check(agent: string): void;
+  /** Runs the child; `deadlineMs` (the call's deadline) also bounds the child's wall time. */
+  run(req: DelegationRequest, signal: AbortSignal, deadlineMs: number): Promise<DelegationResult>;
+}
+
 export interface AdapterEnv {
   readonly workspace: string;
   /** The core the catalog was built from (authored tools run its manifests, nothing else). */
@@ -22,6 +49,8 @@ export interface AdapterEnv {
   readonly supervisor: ProcessSupervisor;
   /** Background tasks of this runtime, when it has a worker. */
   readonly tasks?: RuntimeTaskWorker;
+  /** Starts delegated children (delegate_task), when the session layer provides it. */
+  readonly delegation?: Delegator;
   /** Who the effect runs for: background tasks and task tools are scoped to it. */
   readonly owner: { readonly principal: string; readonly sessionId: string };
   /** The operator's openings in the URL policy (agent.yaml `network`). */

@@ -43,6 +43,24 @@ export const SESSION_SEARCH_INPUT_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+/**
+ * delegate_task's input. Only what the child should do and what it may narrow: no limit, depth or
+ * budget field exists (the supervisor sets them), and additionalProperties: false refuses a call
+ * that tries one at step 1.
+ */
+export const DELEGATE_TASK_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    agent: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,62}$', description: 'The child agent to start (a definition in agent/agents/; tools_list and its description name them).' },
+    task: { type: 'string', minLength: 1, maxLength: 16_384, description: 'What the child should do; its final answer is this call\'s result.' },
+    toolsets: { type: 'array', items: { type: 'string', maxLength: 32 }, maxItems: 16, description: 'Narrow the child to these builtin toolsets (never more than its definition and yours).' },
+    tools: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 256, description: 'Narrow the child to these tool names.' },
+    grants: { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 256, description: 'Narrow the child to these grants (never more than its definition and yours).' },
+  },
+  required: ['agent', 'task'],
+  additionalProperties: false,
+} as const;
+
 export interface BuiltinDefinition {
   name: string;
   toolset: string;
@@ -149,6 +167,23 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
       approval: 'prompt',
       risk: 'medium',
       adapterKey: 'builtin.session_search',
+    },
+  ],
+  // Delegation (issue 18): a child agent as the supervisor's own session, its scope only narrower.
+  agents: [
+    {
+      name: 'delegate_task',
+      toolset: 'agents',
+      description:
+        'Start a child agent (defined in agent/agents/) on a task and return its final answer. The child sees only tools and grants you have, ' +
+        'its definition asks for and this call names; its iterations, time and tool calls come out of your own budget.',
+      inputSchema: DELEGATE_TASK_INPUT_SCHEMA,
+      capability: 'agent.spawn',
+      // The child holds no authority the parent lacks and each of its effects is approved on its own;
+      // approval.rules['agent.spawn'] or tools.delegate_task.approval makes it ask (decision 71).
+      approval: 'auto',
+      risk: 'medium',
+      adapterKey: 'builtin.delegate_task',
     },
   ],
   web: [

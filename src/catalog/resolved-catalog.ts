@@ -117,6 +117,12 @@ export interface BuildCatalogInput {
   principal: string;
   mcpTools?: readonly DiscoveredMcpTool[];
   connectPolicy?: string;
+  /**
+   * A delegated child's catalog (src/session/delegation.ts): only entries with these names (and
+   * tools_list); the parent's agent.yaml overrides and rules were checked when the parent's core
+   * loaded, so one that names a tool the child lacks is left out rather than refused.
+   */
+  child?: { readonly tools: readonly string[] | null };
 }
 
 /** What a catalog built from `input` would be identified by (the cache compares this). */
@@ -155,6 +161,7 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
         `tool name "${e.name}" is defined twice: by ${prior.provenance} and by ${e.provenance}; ${fix} (there is no implicit priority)`,
       );
     }
+    if (input.child && input.child.tools !== null && e.name !== TOOLS_LIST.name && !input.child.tools.includes(e.name)) return;
     const override = overrides[e.name];
     // An agent.yaml override is one more input to the fold: it can tighten, never relax.
     const declared = override?.approval ? stricter(e.declared, override.approval) : e.declared;
@@ -222,14 +229,14 @@ export function buildCatalog(input: BuildCatalogInput): ResolvedEffectCatalog {
     });
   }
   for (const name of Object.keys(overrides)) {
-    if (!seen.has(name)) {
+    if (!seen.has(name) && !input.child) {
       throw new CatalogBuildError(
         'CATALOG_UNKNOWN_OVERRIDE',
         `agent.yaml: tools.${name}: no tool of that name in this catalog (tools: ${[...seen.keys()].join(', ')}); fix the name or remove the override`,
       );
     }
   }
-  checkConfigRules(core, entries);
+  if (!input.child) checkConfigRules(core, entries);
   return new ResolvedEffectCatalog(identity, core, entries, droppedMcpTools);
 }
 

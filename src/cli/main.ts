@@ -31,6 +31,7 @@ Commands:
   call <core> <tool> [--args JSON]  run one tool through the full pipeline, without a model
   sessions [--json]                 list your sessions
   tasks [--session ID] [--json]     list your background tasks
+  subagents [--session ID] [--json] the delegation tree: child agents, their scope and budget
   logs <task> [--follow]            print (and follow) a background task's redacted log
   cancel <task>                     stop a background task of a live run, from any terminal
   approvals [show|approve|deny <id>]
@@ -100,6 +101,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return await (await import('./operator.js')).runSessions(rest);
     case 'tasks':
       return await (await import('./operator.js')).runTasks(rest);
+    case 'subagents':
+      return await (await import('./subagents.js')).runSubagents(rest);
     case 'logs':
       return await (await import('./operator.js')).runLogs(rest);
     case 'cancel':

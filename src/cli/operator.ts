@@ -34,7 +34,7 @@ Asks the run that owns the task to stop it (its whole process tree) and waits up
 running after the wait, 2 no such task.
 `;
 
-function openForOperator(stateDir: string | undefined): { db: Database; principal: string } {
+export function openForOperator(stateDir: string | undefined): { db: Database; principal: string } {
   const dir = resolve(stateDir ?? defaultStateDir());
   const file = join(dir, 'supervisor.db');
   if (!existsSync(file)) throw new UsageError(`no store at ${file}; run a session first, or pass --state-dir`);

@@ -73,11 +73,18 @@ export const LimitsSchema = z
     // tasks, and calls in flight at once. Absent: DEFAULT_SESSION_CAPS.
     max_background_tasks: z.number().int().min(1).max(10_000).optional(),
     max_concurrent_calls: z.number().int().min(1).max(10_000).optional(),
+    // Delegation (issue 18): how deep children may nest (a child of the session is depth 1), and the
+    // tool calls a session may make, its children's included. The model never sets either.
+    max_delegation_depth: z.number().int().min(0).max(8).optional(),
+    max_tool_calls: z.number().int().min(1).max(1_000_000).optional(),
   })
   .strict();
 
 /** Defaults of the per-session caps in `limits` (docs/core-format.md). */
 export const DEFAULT_SESSION_CAPS = Object.freeze({ maxBackgroundTasks: 32, maxConcurrentCalls: 16 });
+
+/** Default of limits.max_delegation_depth: a session's children may delegate once more. */
+export const DEFAULT_MAX_DELEGATION_DEPTH = 2;
 
 /**
  * The operator's explicit openings in the URL policy, for requests the supervisor makes on a

@@ -5,6 +5,7 @@ import { AgentConfigSchema, trustedToolsCrossCheck, type AgentConfig } from './a
 import { CoreReader } from './core-files.js';
 import { deepFreeze } from './deep-freeze.js';
 import { CoreLoadError, type CoreIssue } from './errors.js';
+import { loadAgentDefinitions } from './load-agents.js';
 import { loadMcpDeclarations } from './load-mcp.js';
 import { loadAuthoredTools } from './load-tools.js';
 import { secretsCrossCheck } from './secrets-schema.js';
@@ -38,6 +39,7 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
   const modelScript = agent !== null && agentSource !== null ? await readModelScript(reader, agent, agentSource) : null;
   const tools = await loadAuthoredTools(reader);
   const mcp = await loadMcpDeclarations(reader, workspace, agent?.network ?? null);
+  const agents = await loadAgentDefinitions(reader, agent);
   if (agent !== null && agentSource !== null) {
     // Authored tools may take bindings too: their handler reads them from ctx.secrets.
     for (const p of secretsCrossCheck(agent, tools.map((t) => t.name))) issues.push(at(agentSource, p.path, p.message));
@@ -50,7 +52,8 @@ export async function loadCore(dir: string, opts: LoadCoreOptions = {}): Promise
     throw new CoreLoadError(root, issues.length > 0 ? issues : [{ file: AGENT_FILE, field: '', message: 'could not be validated; see the issues above' }]);
   }
   const files = reader.records();
-  return deepFreeze({ dir: root, workspace, revision: computeRevision(files), agent, tools, mcp, modelScript, files }) as CoreSnapshot;
+  // Optional, so a core without child agents keeps its exact snapshot shape.
+  return deepFreeze({ dir: root, workspace, revision: computeRevision(files), agent, tools, mcp, modelScript, ...(agents.length > 0 ? { agents } : {}), files }) as CoreSnapshot;
 }
 
 async function coreRoot(dir: string): Promise<string> {

@@ -9,8 +9,8 @@ import { deepFreeze } from './deep-freeze.js';
 import { McpDeclarationSchema } from './mcp-schema.js';
 import { isInside } from './path-rules.js';
 import type { McpDeclaration } from './snapshot.js';
-import { parseYaml } from './yaml-source.js';
-import { at, parseWith } from './zod-issues.js';
+import { readValidatedYaml } from './read-validated.js';
+import { at } from './zod-issues.js';
 
 export const MCP_DIR = 'agent/mcp';
 
@@ -29,22 +29,12 @@ export async function loadMcpDeclarations(reader: CoreReader, workspace: string 
       reader.issue(e.rel, `is not an MCP declaration; ${MCP_DIR}/ holds only <name>.yaml files, so ${fix}`);
       continue;
     }
-    const file = await reader.read(e.rel, null);
-    if (file === null) continue;
-    const parsed = parseYaml(file.bytes.toString('utf8'), e.rel);
-    if (!parsed.ok) {
-      reader.issues.push(...parsed.issues);
-      continue;
-    }
-    const r = parseWith(McpDeclarationSchema, parsed.source);
-    if (!r.ok) {
-      reader.issues.push(...r.issues);
-      continue;
-    }
-    const d = r.data;
+    const read = await readValidatedYaml(reader, e.rel, McpDeclarationSchema);
+    if (read === null) continue;
+    const { file, source, data: d } = read;
     const first = byName.get(d.name);
     if (first !== undefined) {
-      reader.issues.push(at(parsed.source, ['name'], `server name '${d.name}' is already declared in ${first}; rename one of them (a server name prefixes its tools and its mcp.connect:<server> grant, so it must be unique)`));
+      reader.issues.push(at(source, ['name'], `server name '${d.name}' is already declared in ${first}; rename one of them (a server name prefixes its tools and its mcp.connect:<server> grant, so it must be unique)`));
       continue;
     }
     byName.set(d.name, e.rel);
@@ -53,7 +43,7 @@ export async function loadMcpDeclarations(reader: CoreReader, workspace: string 
       // the file and field; the DNS answers are judged again when the server is connected.
       const problem = urlProblem(d.transport.url, mcpNetworkAllowlist(network, d.transport.network));
       if (problem !== null) {
-        reader.issues.push(at(parsed.source, ['transport', 'url'], problem));
+        reader.issues.push(at(source, ['transport', 'url'], problem));
         continue;
       }
     }
@@ -61,12 +51,12 @@ export async function loadMcpDeclarations(reader: CoreReader, workspace: string 
     if (d.transport.type === 'stdio' && workspace !== null) {
       const problem = await workspacePathProblem(d.transport.cwd, workspace, '.');
       if (problem !== null) {
-        reader.issues.push(at(parsed.source, ['transport', 'cwd'], problem));
+        reader.issues.push(at(source, ['transport', 'cwd'], problem));
         continue;
       }
       resolvedCwd = path.resolve(workspace, d.transport.cwd);
     }
-    const transport = d.transport.type === 'stdio' ? await withWorkspacePaths(d.transport, workspace, (i, problem) => reader.issues.push(at(parsed.source, ['transport', 'env', i, 'value', 'workspace_path'], problem))) : d.transport;
+    const transport = d.transport.type === 'stdio' ? await withWorkspacePaths(d.transport, workspace, (i, problem) => reader.issues.push(at(source, ['transport', 'env', i, 'value', 'workspace_path'], problem))) : d.transport;
     if (transport === null) continue;
     out.push(deepFreeze({ ...d, transport, resolvedCwd, source: { file: e.rel, sha256: file.sha256 } }) as McpDeclaration);
   }

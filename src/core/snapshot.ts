@@ -6,6 +6,7 @@ import type { ApprovalPolicy, RiskLevel } from './fields.js';
 import type { McpDeclarationFile } from './mcp-schema.js';
 import type { ScriptedModelScript } from './scripted-model-script.js';
 import type { IsolationHints } from './tool-manifest-schema.js';
+import type { AgentDefinitionFile } from './agent-definition-schema.js';
 
 export interface CoreFileRecord {
   /** Core-relative posix path ('agent/tools/word_count/index.mjs'). */
@@ -44,6 +45,14 @@ export type McpDeclaration = DeepReadonly<McpDeclarationFile> & {
   readonly source: { readonly file: string; readonly sha256: string };
 };
 
+/** A child agent from agent/agents/<name>.yaml (the file name is its name), defaults applied. */
+export type AgentDefinition = DeepReadonly<AgentDefinitionFile> & {
+  readonly name: string;
+  /** The validated script of a scripted child, else null (the child uses the parent's model). */
+  readonly modelScript: DeepReadonly<ScriptedModelScript> | null;
+  readonly source: { readonly file: string; readonly sha256: string };
+};
+
 export interface CoreSnapshot {
   /** Absolute real path of the core directory. */
   readonly dir: string;
@@ -58,6 +67,8 @@ export interface CoreSnapshot {
   readonly mcp: readonly McpDeclaration[];
   /** The validated script when agent.model.provider is 'scripted', else null. */
   readonly modelScript: DeepReadonly<ScriptedModelScript> | null;
+  /** Child agents delegate_task may start, sorted by name; absent when the core has no agent/agents/. */
+  readonly agents?: readonly AgentDefinition[];
   /** Every file the loader read, sorted by path. */
   readonly files: readonly CoreFileRecord[];
 }

@@ -8,7 +8,7 @@ import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
 import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
 import { CapabilityDeniedError, refineByClass, type ApprovalBroker, type ApprovalDecision, type ApprovalKey } from '../policy/index.js';
 import { appendEventsDeferred, appendEventsGrouped, flushDeferredWrites, SessionSearch, SessionStore, type Database } from '../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type Preflight } from '../adapters/adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type Delegator, type Preflight } from '../adapters/adapter-types.js';
 import { containmentFor, sandboxRequirement, type Containment, type ContainmentResult } from './containment.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
@@ -37,6 +37,8 @@ export interface EffectRuntimeOptions {
   secrets?: SecretStore;
   /** Runs background tasks (terminal background=true and the task tools); without it they are refused. */
   tasks?: RuntimeTaskWorker;
+  /** Starts delegated children (delegate_task); without it delegate_task is refused at step 4. */
+  delegation?: Delegator;
   /** With onProgress: a "still running" beat this often while an adapter runs (default 10 s). */
   heartbeatMs?: number;
   /** Said to the operator once per runtime (e.g. auto-approval by class is off: no sandbox here). */
@@ -253,6 +255,7 @@ export class EffectRuntime {
       network: this.network,
       owner: { principal: ctx.principal, sessionId: ctx.sessionId },
       ...(this.o.tasks ? { tasks: this.o.tasks } : {}),
+      ...(this.o.delegation ? { delegation: this.o.delegation } : {}),
     };
   }
 

@@ -62,4 +62,5 @@ export {
   CapabilityDeniedError,
   CapabilitySyntaxError,
 } from './errors.js';
+export { intersectGrants } from './grant-intersection.js';
 export { StoreApprover, type StoreApproverOptions } from './store-approver.js';

@@ -19,6 +19,7 @@ import { RuntimeTaskWorker } from '../tasks/index.js';
 import type { TurnResult } from '../turns/index.js';
 import { SessionError } from './errors.js';
 import { loadSessionCore } from './load.js';
+import { rootDelegationContext, SessionDelegator } from './delegation.js';
 import { mcpSecretResolver } from './secret-policy.js';
 import { defaultStateDir } from './state-dir.js';
 
@@ -197,7 +198,9 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
       throw new SessionError('RULE_INVALID', (err as Error).message);
     }
   }
-  const effects = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
+  // delegate_task's children: scope, depth and budget worked out from this session's (issue 18).
+  const delegation = new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, secrets, tasks, fallback, deny: [...(o.rules?.deny ?? [])], redact: (text: string): string => effects.redactor()(text) }));
+  const effects: EffectRuntime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
   const droppedTools = droppedToolsOf(mcp, catalog);
   recordDroppedTools(db, session.id, effects, droppedTools);
 

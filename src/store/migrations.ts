@@ -276,4 +276,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tasks_cancel_requested ON tasks(owner_pid) WHERE status = 'running' AND cancel_requested_at IS NOT NULL;
     `,
   },
+  {
+    // Delegation (issue 18): an agent.spawn task names the child session it runs and records its
+    // requested and resolved scope, budget and evidence (JSON, redacted, bounded).
+    version: 9,
+    name: 'tasks-delegation',
+    sql: `
+      ALTER TABLE tasks ADD COLUMN child_session_id TEXT;
+      ALTER TABLE tasks ADD COLUMN metadata TEXT;
+      CREATE INDEX tasks_child_session ON tasks(child_session_id) WHERE child_session_id IS NOT NULL;
+    `,
+  },
 ];

@@ -30,6 +30,10 @@ export interface TaskRecord {
   cancelRequestedAt: number | null;
   createdAt: number;
   endedAt: number | null;
+  /** agent.spawn: the child session it runs. */
+  childSessionId: string | null;
+  /** agent.spawn: requested and resolved scope, budget and evidence (operator view only). */
+  metadata: Record<string, unknown> | null;
 }
 
 export interface TaskLogChunk {
@@ -68,6 +72,17 @@ interface TaskRow {
   cancel_requested_at: number | null;
   created_at: number;
   ended_at: number | null;
+  child_session_id?: string | null;
+  metadata?: string | null;
+}
+
+function parseMetadata(text: string | null | undefined): Record<string, unknown> | null {
+  if (text === null || text === undefined) return null;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
 }
 
 const taskOf = (r: TaskRow): TaskRecord => ({
@@ -90,6 +105,8 @@ const taskOf = (r: TaskRow): TaskRecord => ({
   cancelRequestedAt: r.cancel_requested_at,
   createdAt: r.created_at,
   endedAt: r.ended_at,
+  childSessionId: r.child_session_id ?? null,
+  metadata: parseMetadata(r.metadata),
 });
 
 const principalOf = (scope: PrincipalScope): string => {
@@ -121,6 +138,9 @@ export class TaskStore {
       list: db.prepare(`${owned} WHERE s.principal = ? ORDER BY t.created_at DESC, t.id LIMIT ?`),
       listSession: db.prepare(`${owned} WHERE s.principal = ? AND t.session_id = ? ORDER BY t.created_at DESC, t.id LIMIT ?`),
       setSpawn: db.prepare('UPDATE tasks SET spawn_id = ?, result_ref = ? WHERE id = ?'),
+      setDelegation: db.prepare('UPDATE tasks SET child_session_id = COALESCE(?, child_session_id), metadata = ? WHERE id = ?'),
+      bySession: db.prepare(`${owned} WHERE s.principal = ? AND t.session_id = ? AND t.kind = ? ORDER BY t.created_at, t.id LIMIT 1000`),
+      byChild: db.prepare(`${owned} WHERE s.principal = ? AND t.child_session_id = ?`),
       finish: db.prepare(`UPDATE tasks SET status = @status, exit_code = @exitCode, signal = @signal, reason = @reason, log_tail = @logTail,
         ended_at = @endedAt WHERE id = @id AND status = 'running'`),
       requestCancel: db.prepare("UPDATE tasks SET cancel_requested_at = ? WHERE id = ? AND status = 'running' AND cancel_requested_at IS NULL"),
@@ -186,6 +206,24 @@ export class TaskStore {
   /** Worker-internal (the owning process): no scope, the worker created the row. */
   setSpawn(id: string, spawnId: string, resultRef: string | null): void {
     this.q.setSpawn.run(spawnId, resultRef, id);
+  }
+
+  /** Worker-internal: an agent.spawn task's child session and metadata (JSON; at most 64 KiB). */
+  setDelegation(id: string, childSessionId: string | null, metadata: Record<string, unknown>): void {
+    let text = JSON.stringify(metadata);
+    if (text.length > 65_536) text = JSON.stringify({ truncated: true, bytes: text.length });
+    this.q.setDelegation.run(childSessionId, text, id);
+  }
+
+  /** A session's tasks of one kind, oldest first (the subagents tree); another principal's session has none. */
+  listKind(scope: PrincipalScope, sessionId: string, kind: string): TaskRecord[] {
+    return (this.q.bySession.all(principalOf(scope), sessionId, kind) as TaskRow[]).map(taskOf);
+  }
+
+  /** The agent.spawn task that runs `childSessionId`, if it is this principal's. */
+  parentOf(scope: PrincipalScope, childSessionId: string): TaskRecord | undefined {
+    const r = this.q.byChild.get(principalOf(scope), childSessionId) as TaskRow | undefined;
+    return r && taskOf(r);
   }
 
   /** Appends chunks of several tasks in one transaction; returns bytes written per task. */

@@ -39,6 +39,32 @@ export class TaskLimitError extends Error {
   }
 }
 
+/** An agent.spawn task: a delegated child session run by `body` under the task's signal. */
+export interface AgentTaskSpec {
+  sessionId: string;
+  turnId?: string | null;
+  sourceTool: string;
+  summary: string;
+  /** Requested and resolved scope, recorded before the child starts. */
+  metadata: Record<string, unknown>;
+  maxRunningInSession?: number;
+}
+
+/** How the child ended; `metadata` replaces the task's metadata (evidence, budget used). */
+export interface AgentTaskEnd {
+  status: 'completed' | 'failed' | 'cancelled';
+  reason: string;
+  logTail: string;
+  childSessionId: string | null;
+  metadata: Record<string, unknown>;
+}
+
+interface LiveAgent {
+  task: TaskRecord;
+  controller: AbortController;
+  ended: Promise<TaskRecord>;
+}
+
 export interface TaskWorkerOptions {
   supervisor: ProcessSupervisor;
   db: Database;
@@ -69,6 +95,7 @@ export class RuntimeTaskWorker {
   /** 'completed' (task: TaskRecord) after the row holds its end state. */
   readonly events = new EventEmitter();
   private readonly live = new Map<string, Live>();
+  private readonly agents = new Map<string, LiveAgent>();
   /** Per session: tasks running or being started by this worker (what the cap counts). */
   private readonly held = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
@@ -171,6 +198,44 @@ export class RuntimeTaskWorker {
     return this.store.get(scope, task.id)!;
   }
 
+  /**
+   * Starts an agent.spawn task: the row (running, with its metadata) first, then `body` under the
+   * task's signal, which cancel, an operator's cancel request and close() abort. `body` must end
+   * everything the child owns before it resolves: the row is finished only after it has, so a task
+   * never completes while its descendants live. Returns the row and its end.
+   */
+  startAgent(scope: PrincipalScope, spec: AgentTaskSpec, body: (task: TaskRecord, signal: AbortSignal) => Promise<AgentTaskEnd>): { task: TaskRecord; ended: Promise<TaskRecord> } {
+    if (this.closed) throw new Error('the task worker is closed; start a new session');
+    const cap = spec.maxRunningInSession;
+    const held = this.held.get(spec.sessionId) ?? 0;
+    if (cap !== undefined && held >= cap) throw new TaskLimitError(cap);
+    const task = this.store.create(scope, { sessionId: spec.sessionId, turnId: spec.turnId ?? null, kind: 'agent.spawn', sourceTool: spec.sourceTool, summary: spec.summary }, this.o.supervisor.owner);
+    this.held.set(spec.sessionId, held + 1);
+    this.store.setDelegation(task.id, null, spec.metadata);
+    const controller = new AbortController();
+    const finish = (end: AgentTaskEnd): TaskRecord => {
+      this.agents.delete(task.id);
+      this.release(spec.sessionId);
+      const status = end.status === 'cancelled' && this.closed ? 'interrupted' : end.status;
+      const reason = status === 'interrupted' ? `the run that owned it ended (${end.reason})` : end.reason;
+      this.store.setDelegation(task.id, end.childSessionId, end.metadata);
+      this.store.finish(task.id, { status, exitCode: null, signal: null, reason, logTail: end.logTail.slice(-TAIL_CHARS) });
+      const done = this.store.get(scope, task.id)!;
+      try {
+        appendEvent(this.o.db, done.sessionId, 'task.completed', { task_id: done.id, kind: done.kind, status: done.status, reason: done.reason, child_session: done.childSessionId });
+      } catch {
+        // The task's own row is the record (see complete()).
+      }
+      this.events.emit('completed', done);
+      return done;
+    };
+    const ended = body(task, controller.signal).then(finish, (err: unknown) =>
+      finish({ status: controller.signal.aborted ? 'cancelled' : 'failed', reason: `the child failed: ${(err as Error)?.message ?? String(err)}`.slice(0, 2000), logTail: '', childSessionId: null, metadata: spec.metadata }),
+    );
+    this.agents.set(task.id, { task, controller, ended });
+    return { task, ended };
+  }
+
   get(scope: PrincipalScope, id: string): TaskRecord | undefined {
     return this.store.get(scope, id);
   }
@@ -188,6 +253,11 @@ export class RuntimeTaskWorker {
   async cancel(scope: PrincipalScope, id: string): Promise<TaskRecord | undefined> {
     const t = this.store.get(scope, id);
     if (!t) return undefined;
+    const agent = this.agents.get(id);
+    if (agent) {
+      agent.controller.abort();
+      return agent.ended;
+    }
     const l = this.live.get(id);
     if (!l) {
       // Owned by another process (or ended): ask its owner through the store.
@@ -238,14 +308,17 @@ export class RuntimeTaskWorker {
     if (this.closed) return;
     this.closed = true;
     const all = [...this.live.values()];
+    const agents = [...this.agents.values()];
+    // Children first (each closes its own descendants), with the trees in parallel.
+    for (const a of agents) a.controller.abort();
     await Promise.all(all.map((l) => l.tree.stop('cancelled').catch(() => undefined)));
-    await Promise.all(all.map((l) => l.ended.catch(() => undefined)));
+    await Promise.all([...all.map((l) => l.ended.catch(() => undefined)), ...agents.map((a) => a.ended.catch(() => undefined))]);
     clearInterval(this.timer);
     this.flush();
   }
 
   get running(): number {
-    return this.live.size;
+    return this.live.size + this.agents.size;
   }
 
   private collect(l: Live, stream: TaskStream, text: string): void {
@@ -272,6 +345,7 @@ export class RuntimeTaskWorker {
     for (const id of this.store.cancelRequests()) {
       const l = this.live.get(id);
       if (l) void l.tree.stop('cancelled');
+      this.agents.get(id)?.controller.abort();
     }
   }
 

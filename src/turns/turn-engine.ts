@@ -19,6 +19,11 @@ export interface TurnEngineOptions {
   principal: string;
   sessionId: string;
   maxIterations: number;
+  /**
+   * A delegated child's budget, asked before each model request and each tool call (its own use
+   * and what its children reserved both count); at zero the turn stops with limit_hit.
+   */
+  budget?: { iterationsLeft(): number; toolCallsLeft(): number };
   deadlineMs?: number;
   signal?: AbortSignal;
   onEvent?: (e: TurnEvent) => void;
@@ -34,6 +39,8 @@ export interface TurnEngineOptions {
 
 export interface TurnResult {
   outcome: 'completed' | 'limit_hit' | 'cancelled';
+  /** With limit_hit: which limit (iterations unless maxToolCalls ran out). */
+  limit?: 'iterations' | 'tool_calls';
   finalText: string | null;
   iterations: number;
   effects: { ok: number; failed: number };
@@ -67,6 +74,10 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
   for (let iteration = 1; iteration <= o.maxIterations; iteration++) {
     await durable();
     if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration - 1, effects };
+    if (o.budget && o.budget.iterationsLeft() <= 0) {
+      o.onEvent?.({ type: 'limit_hit', iteration: iteration - 1, limit: iteration - 1 });
+      return { outcome: 'limit_hit', limit: 'iterations', finalText: null, iterations: iteration - 1, effects };
+    }
     let streamed = false;
     const stream = { onText: (text: string) => ((streamed = true), o.onEvent?.({ type: 'text_delta', iteration, text })) };
     let turn;
@@ -85,16 +96,28 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
       o.onEvent?.({ type: 'final', iteration, text });
       return { outcome: 'completed', finalText: text, iterations: iteration, effects };
     }
+    let overBudget = false;
     for (const call of turn.toolCalls) {
+      if (overBudget || (o.budget && o.budget.toolCallsLeft() <= 0)) {
+        // Every call of the assistant message gets its result, so the history stays well formed.
+        overBudget = true;
+        push({ role: 'tool', callId: call.id, name: call.name, ok: false, content: "BUDGET_EXHAUSTED: this agent's tool calls are used up; the call did not run" });
+        continue;
+      }
       const item = await runCall(call, iteration, o);
       if (item.ok) effects.ok++;
       else effects.failed++;
       push(item);
     }
+    if (overBudget) {
+      await durable();
+      o.onEvent?.({ type: 'limit_hit', iteration, limit: effects.ok + effects.failed });
+      return { outcome: 'limit_hit', limit: 'tool_calls', finalText: null, iterations: iteration, effects };
+    }
   }
   await durable();
   o.onEvent?.({ type: 'limit_hit', iteration: o.maxIterations, limit: o.maxIterations });
-  return { outcome: 'limit_hit', finalText: null, iterations: o.maxIterations, effects };
+  return { outcome: 'limit_hit', limit: 'iterations', finalText: null, iterations: o.maxIterations, effects };
 }
 
 async function runCall(call: ModelToolCall, iteration: number, o: TurnEngineOptions): Promise<HistoryItem & { role: 'tool' }> {

@@ -1,5 +1,5 @@
 // examples/demo, as a newcomer runs it (the README's main job): one offline session that uses a
-// builtin, a background task, an authored tool, an MCP server from npm and session_search; the
+// builtin, a background task, an authored tool, an MCP server from npm, a delegated child agent and session_search; the
 // audit chain holds and the task's log is kept. Without a terminal session_search is refused; with
 // --approve session_search it answers from the stored history.
 import { after, describe, test } from 'node:test';
@@ -21,20 +21,24 @@ describe('examples/demo', { skip: process.platform !== 'linux' && 'the demo scri
     const r = cli('run', DEMO, '--json', '--state-dir', state.path);
     assert.equal(r.status, 0, r.stderr);
     const ev = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
-    const results = ev.filter((e) => e.type === "tool_result") as Record<string, any>[] & { length: 6 };
+    const results = ev.filter((e) => e.type === "tool_result") as Record<string, any>[] & { length: 7 };
     assert.deepEqual(
       results.map((e) => [e.tool, e.ok]),
-      [['terminal', true], ['yield_until', true], ['task_list', true], ['word_count', true], ['memory_read_graph', true], ['session_search', false]],
+      [['terminal', true], ['yield_until', true], ['task_list', true], ['word_count', true], ['memory_read_graph', true], ['session_search', false], ['delegate_task', true]],
     );
     // Nobody to ask: refused before any history was read, with the way to allow it.
     assert.match(JSON.stringify(results[5]), /APPROVAL_DENIED[\s\S]*--approve session_search/);
+    // The child agent counted with word_count in its own session; its answer is the tool result.
+    assert.equal(results[6]!.view.output, '8');
+    assert.equal(results[6]!.view.detail.status, 'completed');
+    assert.match(results[6]!.view.detail.child_session, /^se_/);
     const tasks = JSON.parse(results[2]!.view.output).tasks as { id: string; status: string; exit_code: number }[];
     assert.deepEqual(tasks.map((t) => [t.status, t.exit_code]), [['completed', 0]]);
     assert.deepEqual(JSON.parse(results[3]!.view.output), { words: 6, lines: 1, characters: 40 });
     assert.equal(results[3]!.view.detail.tier, 'process');
     assert.match(results[4]!.view.output, /"entities"/);
     const end = ev.at(-1)!;
-    assert.deepEqual([end.type, end.outcome, end.turns], ['end', 'completed', 5]);
+    assert.deepEqual([end.type, end.outcome, end.turns], ['end', 'completed', 6]);
     const logs = cli('logs', tasks[0]!.id, '--state-dir', state.path);
     assert.match(logs.stdout, /checking the workspace[\s\S]*check finished/);
     const v = await runMain('audit', 'verify', '--session', ev[0]!.session, '--state-dir', state.path);
