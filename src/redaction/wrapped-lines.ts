@@ -10,6 +10,7 @@ import type { SampledMatcher } from './sampled-matcher.js';
 
 export const WRAP_WIDTHS: readonly number[] = [60, 64, 76];
 const MAX_WIDTH = 76;
+const MIN_WIDTH = 60;
 const LF = 10;
 const CR = 13;
 
@@ -23,6 +24,11 @@ for (const w of WRAP_WIDTHS) IS_WIDTH[w] = 1;
 export function isWrappable(pattern: Buffer): boolean {
   for (const x of pattern) if (B64[x] !== 1) return false;
   return pattern.length > 0;
+}
+
+function allBase64(buf: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (B64[buf[i]!] !== 1) return false;
+  return true;
 }
 
 /** The window `head` + `tail` read without joining them. */
@@ -41,7 +47,8 @@ export class WrappedLines {
   readonly breaks: number[] = [];
   /** Reused for the copies without breaks (they are short: a few lines). */
   private scratch = Buffer.alloc(0);
-  private scratchPos = new Int32Array(0);
+  private readonly segCopy: number[] = [];
+  private readonly segWin: number[] = [];
 
   reset(): void {
     this.priorRun = 0;
@@ -76,20 +83,34 @@ export class WrappedLines {
     const h = head.length;
     // Window offset where the current line starts (negative: before the window).
     let lineStart = -this.priorLine;
-    for (let part = 0; part < 2; part++) {
-      const buf = part === 0 ? head : tail;
-      const base = part === 0 ? 0 : h;
-      for (let j = buf.indexOf(LF); j !== -1; j = buf.indexOf(LF, j + 1)) {
-        const p = base + j;
-        const start = lineStart;
-        lineStart = p + 1;
-        const cr = p > 0 ? at(head, tail, p - 1) === CR : this.priorCrRun >= 0;
-        const runEnd = cr ? p - 1 : p;
-        const len = runEnd - start;
-        if (len > MAX_WIDTH || IS_WIDTH[len] !== 1) continue;
-        if (this.runBefore(head, tail, runEnd) === len) breaks.push(Math.max(0, runEnd), p + 1);
-      }
+    // The hold-back is short: read through at(), and so is the first line of the chunk.
+    for (let p = head.indexOf(LF); p !== -1; p = head.indexOf(LF, p + 1)) {
+      this.classify(head, tail, lineStart, p);
+      lineStart = p + 1;
     }
+    let j = tail.indexOf(LF);
+    if (j === -1) return;
+    this.classify(head, tail, lineStart, h + j);
+    lineStart = h + j + 1;
+    // The chunk itself, in its own offsets.
+    for (j = tail.indexOf(LF, j + 1); j !== -1; j = tail.indexOf(LF, j + 1)) {
+      const start = lineStart - h;
+      lineStart = h + j + 1;
+      let len = j - start;
+      if (len < MIN_WIDTH || len > MAX_WIDTH + 1) continue;
+      const cr = tail[j - 1] === CR;
+      if (cr) len--;
+      if (IS_WIDTH[len] === 1 && allBase64(tail, start, start + len)) breaks.push(h + start + len, h + j + 1);
+    }
+  }
+
+  /** Adds the break at window offset p (an LF) when the line from lineStart before it is a wrapped one. */
+  private classify(head: Buffer, tail: Buffer, lineStart: number, p: number): void {
+    const cr = p > 0 ? at(head, tail, p - 1) === CR : this.priorCrRun >= 0;
+    const runEnd = cr ? p - 1 : p;
+    const len = runEnd - lineStart;
+    if (len > MAX_WIDTH || IS_WIDTH[len] !== 1) return;
+    if (this.runBefore(head, tail, runEnd) === len) this.breaks.push(Math.max(0, runEnd), p + 1);
   }
 
   /** Records the line state at window offset `limit`, where the next window starts. */
@@ -153,28 +174,24 @@ export class WrappedLines {
       const floor = Math.max(0, from - (maxLen - 1));
       while (from > floor && B64[at(head, tail, from - 1)] === 1) from--;
       // Forward through the run, across further wrap breaks, up to one pattern length past the last.
+      // The line before a wrap break is all base64 and starts where the previous break ends, so
+      // the walk jumps from break to break and reads bytes only after the last one.
       const first = b;
       let last = b;
       let to = breaks[b + 1]!;
       let cap = Math.min(n, to + maxLen - 1);
-      while (to < cap) {
-        if (last + 2 < breaks.length && breaks[last + 2] === to) {
-          last += 2;
-          to = breaks[last + 1]!;
-          cap = Math.min(n, to + maxLen - 1);
-        } else if (B64[at(head, tail, to)] === 1) {
-          to++;
-        } else {
-          break;
-        }
+      while (last + 2 < breaks.length && breaks[last + 2]! < cap) {
+        last += 2;
+        to = breaks[last + 1]!;
+        cap = Math.min(n, to + maxLen - 1);
       }
+      while (to < cap && B64[at(head, tail, to)] === 1) to++;
       b = last + 2;
       // One break with nothing base64 after it (yet): nothing crosses it in this window.
       if (first === last && to === breaks[last + 1]) continue;
       this.searchRegion(head, tail, from, to, first, last, limit, matcher, onMatch);
     }
   }
-
 
   /** Copies window[from, to) without the breaks first..last (flat indices) and searches the copy. */
   private searchRegion(
@@ -189,31 +206,44 @@ export class WrappedLines {
     onMatch: (start: number, end: number) => void,
   ): void {
     const breaks = this.breaks;
-    if (this.scratch.length < to - from) {
-      this.scratch = Buffer.alloc(2 * (to - from));
-      this.scratchPos = new Int32Array(2 * (to - from));
-    }
+    if (this.scratch.length < to - from) this.scratch = Buffer.alloc(2 * (to - from));
     const copy = this.scratch;
-    const pos = this.scratchPos;
+    // Segment i covers copy offsets [segCopy[i], segCopy[i + 1]) and starts at window offset segWin[i].
+    const segCopy = this.segCopy;
+    const segWin = this.segWin;
+    segCopy.length = 0;
+    segWin.length = 0;
     let len = 0;
     let copyLimit = 0;
-    let k = first;
-    for (let i = from; i < to; i++) {
-      if (k <= last && i === breaks[k]) {
-        i = breaks[k + 1]! - 1;
-        k += 2;
-        continue;
-      }
-      copy[len] = at(head, tail, i);
-      pos[len] = i;
-      if (i < limit) copyLimit = len + 1;
-      len++;
+    let at0 = from;
+    for (let k = first; k <= last + 2; k += 2) {
+      const end = k <= last ? breaks[k]! : to;
+      segCopy.push(len);
+      segWin.push(at0);
+      len += copyWindow(head, tail, at0, end, copy, len);
+      if (at0 < limit) copyLimit = len - Math.max(0, end - limit);
+      if (k <= last) at0 = breaks[k + 1]!;
     }
+    segCopy.push(len);
+    const toWindow = (c: number): number => {
+      let i = 0;
+      while (segCopy[i + 1]! <= c) i++;
+      return segWin[i]! + (c - segCopy[i]!);
+    };
     matcher.find(copy.subarray(0, len), copyLimit, (s, e) => {
-      const start = pos[s]!;
-      const end = pos[e - 1]! + 1;
+      const start = toWindow(s);
+      const end = toWindow(e - 1) + 1;
       // Occurrences without a break in them are found by the plain search.
       if (end - start !== e - s) onMatch(start, end);
     });
   }
+}
+
+/** Copies window[from, to) into dst at offset `at`; returns the byte count. */
+function copyWindow(head: Buffer, tail: Buffer, from: number, to: number, dst: Buffer, at: number): number {
+  const h = head.length;
+  let n = 0;
+  if (from < h) n += head.copy(dst, at, from, Math.min(to, h));
+  if (to > h) n += tail.copy(dst, at + n, Math.max(from, h) - h, to - h);
+  return n;
 }
