@@ -47,6 +47,23 @@ async function measure(name: string, fn: (file: string) => Promise<void>): Promi
   return { name, ms, rssMiB: (peak - before) / MIB };
 }
 
+/** The redactor and the 0600 file every reader feeds: put() each chunk, close() at the end. */
+function sink(file: string): { put(c: Buffer): void; close(): void } {
+  const out = openSync(file, 'wx', 0o600);
+  const r = new StreamRedactor(['a-20-byte-secret-val']);
+  const write = (o: Buffer): void => {
+    for (let off = 0; off < o.length; ) off += writeSync(out, o, off);
+  };
+  return {
+    // The redactor may return a view of the chunk: written before the reader reuses it.
+    put: (c) => write(r.push(c)),
+    close: () => {
+      write(r.flush());
+      closeSync(out);
+    },
+  };
+}
+
 const catBaseline = (file: string): Promise<void> =>
   new Promise((resolve, reject) => {
     const c = spawn('sh', ['-c', `head -c ${BYTES} /dev/zero | cat > '${file}'`], { stdio: 'ignore' });
@@ -57,19 +74,14 @@ const catBaseline = (file: string): Promise<void> =>
 /** Async fs.read of 1 MiB on the libuv threadpool, redact and writeSync on the main thread. */
 async function mainLoop(file: string): Promise<void> {
   const { pid, fd } = spawnHead(MIB);
-  const out = openSync(file, 'wx', 0o600);
-  const r = new StreamRedactor(['a-20-byte-secret-val']);
+  const out = sink(file);
   const buf = Buffer.allocUnsafe(MIB);
   for (;;) {
     const n = await new Promise<number>((res, rej) => read(fd, buf, 0, MIB, null, (e, k) => (e ? rej(e) : res(k))));
     if (n === 0) break;
-    const o = r.push(buf.subarray(0, n));
-    // The redactor may return a view of `buf`: written before the next read reuses it.
-    for (let off = 0; off < o.length; ) off += writeSync(out, o, off);
+    out.put(buf.subarray(0, n));
   }
-  const tail = r.flush();
-  if (tail.length > 0) writeSync(out, tail);
-  closeSync(out);
+  out.close();
   closeSync(fd);
   await reap(pid);
 }
@@ -77,8 +89,7 @@ async function mainLoop(file: string): Promise<void> {
 /** A worker thread blocks in readSync(1 MiB) and transfers each chunk; the main thread redacts and writes. */
 async function workerReader(file: string): Promise<void> {
   const { pid, fd } = spawnHead(MIB);
-  const out = openSync(file, 'wx', 0o600);
-  const r = new StreamRedactor(['a-20-byte-secret-val']);
+  const out = sink(file);
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const { readSync } = require('node:fs');
@@ -94,15 +105,12 @@ async function workerReader(file: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     worker.on('message', (m: { ab: ArrayBuffer; n: number } | null) => {
       if (m === null) return resolve();
-      const o = r.push(Buffer.from(m.ab, 0, m.n));
-      for (let off = 0; off < o.length; ) off += writeSync(out, o, off);
+      out.put(Buffer.from(m.ab, 0, m.n));
     });
     worker.once('error', reject);
   });
-  const tail = r.flush();
-  if (tail.length > 0) writeSync(out, tail);
+  out.close();
   await worker.terminate();
-  closeSync(out);
   closeSync(fd);
   await reap(pid);
 }
@@ -111,19 +119,13 @@ async function workerReader(file: string): Promise<void> {
 async function nodeStream(file: string): Promise<void> {
   const { Socket } = await import('node:net');
   const { pid, fd } = spawnHead(MIB);
-  const out = openSync(file, 'wx', 0o600);
-  const r = new StreamRedactor(['a-20-byte-secret-val']);
+  const out = sink(file);
   const s = new Socket({ fd, readable: true, writable: false });
   await new Promise<void>((resolve) => {
-    s.on('data', (c: Buffer) => {
-      const o = r.push(c);
-      for (let off = 0; off < o.length; ) off += writeSync(out, o, off);
-    });
+    s.on('data', (c: Buffer) => out.put(c));
     s.once('close', () => resolve());
   });
-  const tail = r.flush();
-  if (tail.length > 0) writeSync(out, tail);
-  closeSync(out);
+  out.close();
   await reap(pid);
 }
 
@@ -134,13 +136,9 @@ async function nodeStream(file: string): Promise<void> {
 async function hybrid(file: string): Promise<void> {
   const { Socket } = await import('node:net');
   const { pid, fd } = spawnHead(MIB);
-  const out = openSync(file, 'wx', 0o600);
-  const r = new StreamRedactor(['a-20-byte-secret-val']);
+  const out = sink(file);
+  const put = out.put;
   const s = new Socket({ fd, readable: true, writable: false });
-  const put = (c: Buffer): void => {
-    const o = r.push(c);
-    for (let off = 0; off < o.length; ) off += writeSync(out, o, off);
-  };
   await new Promise<void>((resolve) => {
     s.on('readable', () => {
       let big = false;
@@ -164,9 +162,7 @@ async function hybrid(file: string): Promise<void> {
     });
     s.once('close', () => resolve());
   });
-  const tail = r.flush();
-  if (tail.length > 0) writeSync(out, tail);
-  closeSync(out);
+  out.close();
   await reap(pid);
 }
 

@@ -26,6 +26,11 @@ export function reference(input: Buffer, patterns: Buffer[], marker: Buffer): Bu
       if (input.compare(s, 0, s.length, i, i + s.length) === 0) covered.fill(1, i, i + s.length);
     }
   }
+  return markCovered(input, covered, marker);
+}
+
+/** `input` with every run of covered bytes replaced by one marker. */
+function markCovered(input: Buffer, covered: Uint8Array, marker: Buffer): Buffer {
   const out: Buffer[] = [];
   let i = 0;
   while (i < input.length) {
@@ -102,20 +107,7 @@ export function wrapReference(input: Buffer, patterns: Buffer[], marker: Buffer)
       if (stripped.compare(s, 0, s.length, i, i + s.length) === 0) covered.fill(1, pos[i]!, pos[i + s.length - 1]! + 1);
     }
   }
-  const out: Buffer[] = [];
-  let i = 0;
-  while (i < input.length) {
-    let j = i;
-    if (covered[i] === 1) {
-      while (j < input.length && covered[j] === 1) j++;
-      out.push(marker);
-    } else {
-      while (j < input.length && covered[j] === 0) j++;
-      out.push(input.subarray(i, j));
-    }
-    i = j;
-  }
-  return Buffer.concat(out);
+  return markCovered(input, covered, marker);
 }
 
 /** `text` broken into lines of `width` characters with `eol`, as MIME and PEM encoders write it. */
