@@ -1,5 +1,5 @@
 // Benchmark — redact: 50 random secrets (16–48 bytes) with all their encoded forms, over 256 MiB
-// of log-like output in 64 KiB chunks, through one StreamRedactor; against a plain copy of the
+// of log-like output (with wrapped base64 and hex blocks) in 64 KiB chunks, through one StreamRedactor; against a plain copy of the
 // same chunks (Buffer.from each), measured in the same run, trials interleaved.
 import { RedactionPatterns, secretForms, StreamRedactor } from '../src/redaction/index.js';
 import type { BenchContext } from './common.js';
@@ -54,7 +54,17 @@ export function makeSecrets(rand: () => number): string[] {
   return out;
 }
 
-/** Log-like text (plain lines, JSON lines, URLs, base64 blobs) with secret forms sprinkled in. */
+/** `text` as MIME (76 columns) or PEM (64) lines. */
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  for (let i = 0; i < text.length; i += width) lines.push(text.slice(i, i + width));
+  return lines.join('\n');
+}
+
+/**
+ * Log-like text (plain lines, JSON lines, URLs, base64 blobs, wrapped base64 and hex blocks) with
+ * secret forms sprinkled in.
+ */
 export function makeCorpus(rand: () => number, secrets: string[], bytes: number): { corpus: Buffer; planted: number } {
   const words = 'request handled worker queue retry upstream timeout cache miss user session token refresh ok failed connected closing'.split(' ');
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
@@ -68,7 +78,15 @@ export function makeCorpus(rand: () => number, secrets: string[], bytes: number)
     if (kind < 0.5) line = `2026-11-30T12:${hex(2)}Z INFO  ${pick(words)} ${pick(words)} id=${hex(16)} dur=${Math.floor(rand() * 900)}ms`;
     else if (kind < 0.75) line = JSON.stringify({ level: 'debug', msg: `${pick(words)} ${pick(words)}`, path: `/api/v1/${pick(words)}/${hex(8)}`, n: Math.floor(rand() * 1e6) });
     else if (kind < 0.9) line = `GET https://api.example.com/v2/${pick(words)}?q=${pick(words)}+${pick(words)}&page=${Math.floor(rand() * 50)} 200`;
-    else line = `payload: ${Buffer.from(Array.from({ length: 48 }, () => Math.floor(rand() * 256))).toString('base64')}`;
+    else if (kind < 0.98) line = `payload: ${Buffer.from(Array.from({ length: 48 }, () => Math.floor(rand() * 256))).toString('base64')}`;
+    else {
+      // A wrapped block (an attachment, a key, `xxd -p`), every third one with a secret inside.
+      const bytes = Buffer.from(Array.from({ length: 120 + Math.floor(rand() * 400) }, () => Math.floor(rand() * 256)));
+      const withSecret = rand() < 0.33 ? Buffer.concat([bytes.subarray(0, 100), Buffer.from(pick(secrets)), bytes.subarray(100)]) : bytes;
+      if (withSecret !== bytes) planted++;
+      const r = rand();
+      line = r < 0.5 ? wrap(withSecret.toString('base64'), 76) : r < 0.8 ? wrap(withSecret.toString('base64'), 64) : wrap(withSecret.toString('hex'), 60);
+    }
     // About one secret form per 4 KiB of output.
     if (rand() < 0.025) {
       const secret = pick(secrets);
@@ -103,6 +121,10 @@ export async function runRedact(ctx: BenchContext): Promise<RedactResult> {
   const check = new StreamRedactor(compiled);
   const once = Buffer.concat([...chunks.map((c) => Buffer.from(check.push(c))), check.flush()]);
   for (const p of compiled.patterns) if (once.includes(p)) throw new Error('redact bench: a secret form survived redaction');
+  const unwrapped = Buffer.from(once.toString('latin1').replace(/\n/g, ''), 'latin1');
+  for (const p of compiled.patterns) {
+    if (/^[A-Za-z0-9+/]+$/.test(p.toString('latin1')) && unwrapped.includes(p)) throw new Error('redact bench: a wrapped secret form survived redaction');
+  }
   let markers = 0;
   for (let i = once.indexOf(compiled.markerBytes); i !== -1; i = once.indexOf(compiled.markerBytes, i + 1)) markers++;
   if (markers === 0) throw new Error('redact bench: the corpus produced no redaction at all');

@@ -119,6 +119,17 @@ export function pipeCloexec(): [number, number] {
   return [buf.readInt32LE(0), buf.readInt32LE(4)];
 }
 
+const F_SETPIPE_SZ = 1031;
+
+/**
+ * fcntl(fd, F_SETPIPE_SZ, bytes) (Linux): the pipe's new capacity in bytes, or -1 when the kernel
+ * refused (above /proc/sys/fs/pipe-max-size for an unprivileged user, or not a pipe).
+ */
+export function setPipeSize(fd: number, bytes: number): number {
+  const r = call('fcntl', [I32, I32, I32], [fd, F_SETPIPE_SZ, bytes], I32);
+  return r.value < 0 ? -1 : r.value;
+}
+
 /** NULL-terminated char*[] in malloc'd memory (ffi-rs's StringArray is not NULL-terminated); free with freePtr. */
 export function cStringArray(list: readonly string[]): number {
   const { ffi } = libc();

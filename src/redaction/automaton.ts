@@ -1,50 +1,45 @@
-// An Aho–Corasick automaton over bytes with a dense transition table. It answers one question at
-// the end of every chunk: how many trailing bytes could still grow into a pattern (the hold-back).
-// It was first the matcher too, but its one dependent table load per byte ran at 120-200 MB/s here
-// (docs/decisions/0019-redactor-sampling-not-aho-corasick.md); the sampled matcher finds the
-// occurrences. Bytes that occur in no pattern share one column (byte classes), which keeps the
-// table small.
+// An Aho–Corasick automaton over bytes. It answers one question at the end of every chunk: how
+// many trailing bytes could still grow into a pattern (the hold-back). It was first the matcher
+// too, with a dense transition table, but its one dependent table load per byte ran at 120-200
+// MB/s here (docs/decisions/0019-redactor-sampling-not-aho-corasick.md); the sampled matcher finds
+// the occurrences. Since it reads at most the longest pattern per chunk, the trie is kept sparse
+// (a dense row for the root, sibling lists below it, failure links): its memory grows with the
+// total pattern length alone, which the hex and UTF-16 forms multiplied (decision 0075).
 import { RedactionError } from './errors.js';
 
-/** The transition table may not grow beyond this; compiling more fails closed (REDACTION_TOO_LARGE). */
+/** The automaton's arrays may not grow beyond this; compiling more fails closed (REDACTION_TOO_LARGE). */
 export const MAX_TABLE_BYTES = 64 * 1024 * 1024;
+/** firstChild, nextSibling, fail, holdDepth (Int32) and the edge byte, per state. */
+const BYTES_PER_STATE = 17;
 
 export class PatternAutomaton {
-  /** Byte → column. */
-  readonly classOf: Uint8Array;
-  /** log2 of the row width (a power of two, so a row starts at state << shift). */
-  readonly shift: number;
-  /** delta[(state << shift) | classOf[byte]] is the next state. State 0 is the root. */
-  readonly delta: Uint16Array | Uint32Array;
+  /** The root's transitions (0: stay at the root). */
+  private readonly rootNext = new Int32Array(256);
+  /** First child and next sibling of each state (0: none; the root is nobody's child). */
+  private readonly firstChild: Int32Array;
+  private readonly nextSibling: Int32Array;
+  /** The byte on the edge into each state. */
+  private readonly byteOf: Uint8Array;
+  private readonly fail: Int32Array;
   /**
    * Length of the longest suffix of the text read so far that a later byte could still extend
    * into a match: bytes before it can no longer be covered by a match that is not yet seen.
    */
-  readonly holdDepth: Int32Array;
+  private readonly holdDepth: Int32Array;
   readonly stateCount: number;
   /** The longest pattern, in bytes. */
   readonly maxLen: number;
 
   constructor(patterns: readonly Buffer[]) {
-    const used = new Uint8Array(256);
     let maxLen = 0;
+    // Refuse before building: the state count is at most the total pattern length plus one.
+    let bound = 1;
     for (const p of patterns) {
-      for (const b of p) used[b] = 1;
       if (p.length > maxLen) maxLen = p.length;
+      bound += p.length;
     }
     this.maxLen = maxLen;
-    const usedCount = used.reduce((a, b) => a + b, 0);
-    // Column 0 is shared by every byte no pattern contains, unless all 256 bytes are used.
-    this.classOf = new Uint8Array(256);
-    let classes = usedCount === 256 ? 0 : 1;
-    for (let b = 0; b < 256; b++) if (used[b] === 1) this.classOf[b] = classes++;
-    let shift = 0;
-    while (1 << shift < classes) shift++;
-    this.shift = shift;
-
-    // Refuse before building: the state count is at most the total pattern length plus one.
-    const bound = patterns.reduce((t, p) => t + p.length, 1);
-    const tableBytes = bound * (1 << shift) * (bound > 0xffff ? 4 : 2);
+    const tableBytes = bound * BYTES_PER_STATE;
     if (tableBytes > MAX_TABLE_BYTES) {
       throw new RedactionError(
         'REDACTION_TOO_LARGE',
@@ -53,74 +48,78 @@ export class PatternAutomaton {
       );
     }
 
-    // The trie, with sparse edges first: its size decides the table's element type.
-    const edge = new Map<number, number>();
-    const depth: number[] = [0];
-    const children: number[][] = [[]];
+    const firstChild = (this.firstChild = new Int32Array(bound));
+    const nextSibling = (this.nextSibling = new Int32Array(bound));
+    const byteOf = (this.byteOf = new Uint8Array(bound));
+    const depth = new Int32Array(bound);
+    const rootNext = this.rootNext;
+    let n = 1;
     for (const p of patterns) {
-      if (p.length === 0) continue;
       let s = 0;
-      for (const b of p) {
-        const c = this.classOf[b]!;
-        const key = s * 256 + c;
-        let next = edge.get(key);
-        if (next === undefined) {
-          next = depth.length;
-          edge.set(key, next);
-          depth.push(depth[s]! + 1);
-          children.push([]);
-          children[s]!.push(c, next);
+      for (const x of p) {
+        let c = this.child(s, x);
+        if (c === 0) {
+          c = n++;
+          byteOf[c] = x;
+          depth[c] = depth[s]! + 1;
+          if (s === 0) rootNext[x] = c;
+          else {
+            nextSibling[c] = firstChild[s]!;
+            firstChild[s] = c;
+          }
         }
-        s = next;
+        s = c;
       }
     }
-    const n = depth.length;
     this.stateCount = n;
-    const wide = n > 0xffff;
-    const delta = wide ? new Uint32Array(n << shift) : new Uint16Array(n << shift);
-    const holdDepth = new Int32Array(n);
     const fail = new Int32Array(n);
+    const holdDepth = new Int32Array(n);
+    this.fail = fail;
+    this.holdDepth = holdDepth;
 
-    // Breadth-first: a state's failure target is shallower, so its row is final when copied.
+    // Breadth-first: a state's failure target is shallower, so it is final when it is read.
     const queue = new Int32Array(n);
     let head = 0;
     let tail = 0;
-    const root = children[0]!;
-    for (let i = 0; i < root.length; i += 2) {
-      delta[root[i]!] = root[i + 1]!;
-      queue[tail++] = root[i + 1]!;
-    }
+    for (let x = 0; x < 256; x++) if (rootNext[x] !== 0) queue[tail++] = rootNext[x]!;
     while (head < tail) {
       const s = queue[head++]!;
-      const f = fail[s]!;
-      const kids = children[s]!;
-      holdDepth[s] = kids.length > 0 ? depth[s]! : holdDepth[f]!;
-      delta.copyWithin(s << shift, f << shift, (f + 1) << shift);
-      for (let i = 0; i < kids.length; i += 2) {
-        const c = kids[i]!;
-        const child = kids[i + 1]!;
-        // The child's failure target: the longest proper suffix that is a trie state.
-        fail[child] = delta[(f << shift) | c]!;
-        delta[(s << shift) | c] = child;
-        queue[tail++] = child;
+      holdDepth[s] = firstChild[s] !== 0 ? depth[s]! : holdDepth[fail[s]!]!;
+      for (let c = firstChild[s]!; c !== 0; c = nextSibling[c]!) {
+        // fail[s] is shallower than s, so its child on this byte is never c itself.
+        fail[c] = this.next(fail[s]!, byteOf[c]!);
+        queue[tail++] = c;
       }
     }
-    holdDepth[0] = 0;
-    this.delta = delta;
-    this.holdDepth = holdDepth;
   }
 
-  /** Memory held by the tables, in bytes. */
+  /** The child of s on byte x; 0 when there is none. */
+  private child(s: number, x: number): number {
+    if (s === 0) return this.rootNext[x]!;
+    for (let c = this.firstChild[s]!; c !== 0; c = this.nextSibling[c]!) if (this.byteOf[c] === x) return c;
+    return 0;
+  }
+
+  /** The state after reading x in state s, following failure links. */
+  private next(s: number, x: number): number {
+    for (;;) {
+      const c = this.child(s, x);
+      if (c !== 0) return c;
+      if (s === 0) return 0;
+      s = this.fail[s]!;
+    }
+  }
+
+  /** Memory held by the arrays, in bytes. */
   get tableBytes(): number {
-    return this.delta.byteLength + this.holdDepth.byteLength;
+    return this.stateCount * BYTES_PER_STATE + this.rootNext.byteLength;
   }
 
   /** Length of the longest suffix of window[0, end) that is a proper prefix of some pattern. */
   pendingLength(window: Buffer, end: number): number {
-    const { delta, classOf, shift } = this;
     let s = 0;
     // A proper prefix is at most maxLen - 1 bytes long: nothing earlier matters.
-    for (let i = Math.max(0, end - this.maxLen + 1); i < end; i++) s = delta[(s << shift) | classOf[window[i]!]!]!;
+    for (let i = Math.max(0, end - this.maxLen + 1); i < end; i++) s = this.next(s, window[i]!);
     return this.holdDepth[s]!;
   }
 }

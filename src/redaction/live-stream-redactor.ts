@@ -58,6 +58,7 @@ export class LiveStreamRedactor implements ChunkRedactor {
       this.inner.takePending().fill(0);
       return EMPTY;
     }
+    next.continueLinesFrom(this.inner);
     const pending = this.inner.takePending();
     this.inner = next;
     return pending;

@@ -5,6 +5,7 @@ import { SampledMatcher } from './sampled-matcher.js';
 import { RedactionError } from './errors.js';
 import { chooseMarkerForPatterns, markerConflicts } from './marker.js';
 import { labelledSecretForms, type SecretFormKind } from './secret-forms.js';
+import { isWrappable } from './wrapped-lines.js';
 
 export interface RedactionOptions {
   /** Replacement text; must not be able to form any pattern with its surroundings (checked). */
@@ -27,6 +28,10 @@ export class RedactionPatterns {
   readonly matcher: SampledMatcher | null;
   /** Decides the hold-back at the end of a chunk; null when there is nothing to redact. */
   readonly automaton: PatternAutomaton | null;
+  /** Finds the patterns made only of base64 characters (base64, hex) across wrapped lines. */
+  readonly wrappable: SampledMatcher | null;
+  /** The longest of those patterns, in bytes. */
+  readonly wrappableMaxLen: number;
 
   static compile(secrets: Iterable<string | Buffer>, options: RedactionOptions = {}): RedactionPatterns {
     return new RedactionPatterns(secrets, options);
@@ -78,6 +83,9 @@ export class RedactionPatterns {
     // First, as it refuses oversized sets before any other work on them.
     this.automaton = patterns.length === 0 ? null : new PatternAutomaton(patterns);
     this.matcher = patterns.length === 0 ? null : new SampledMatcher(patterns);
+    const wrappable = patterns.filter(isWrappable);
+    this.wrappable = wrappable.length === 0 ? null : new SampledMatcher(wrappable);
+    this.wrappableMaxLen = wrappable.reduce((m, p) => Math.max(m, p.length), 0);
 
     if (options.marker !== undefined) {
       const m = Buffer.from(options.marker, 'utf8');

@@ -16,7 +16,12 @@ export type SecretFormKind =
   | 'base64url'
   | 'percent'
   | 'form-urlencoded'
-  | 'json';
+  | 'percent-twice'
+  | 'hex'
+  | 'hex-separated'
+  | 'hex-grouped'
+  | 'json'
+  | 'utf16le';
 
 export interface SecretForm {
   bytes: Buffer;
@@ -64,6 +69,27 @@ function percentEncode(secret: Buffer, safe: RegExp, spaceAsPlus: boolean, upper
   return out;
 }
 
+/**
+ * Hex of the secret: plain (`0a1b2c`), one separator between bytes (`0a:1b:2c`, `0a 1b 2c`), and
+ * xxd's two-byte groups (`0a1b 2c3d`) at both phases a secret can start at; lower and upper case.
+ * Each is the inner part of the same encoding of any longer text, so it stays substring-stable.
+ */
+function hexForms(secret: Buffer): string[] {
+  const out: string[] = [];
+  for (const upper of [false, true]) {
+    const bytes = Array.from(secret, (x) => {
+      const h = x.toString(16).padStart(2, '0');
+      return upper ? h.toUpperCase() : h;
+    });
+    out.push(bytes.join(''), bytes.join(':'), bytes.join(' '));
+    // xxd: a space after every second byte of the dump; the secret's first byte is either one.
+    for (const phase of [0, 1]) {
+      out.push(bytes.map((h, i) => (i < bytes.length - 1 && (i + phase) % 2 === 1 ? `${h} ` : h)).join(''));
+    }
+  }
+  return out;
+}
+
 /** The secret as text, or null when its bytes are not valid UTF-8 (then no JSON encoder emits it). */
 function asUtf8(secret: Buffer): string | null {
   const text = secret.toString('utf8');
@@ -105,11 +131,22 @@ export function labelledSecretForms(secret: Buffer): SecretForm[] {
     add(ascii(run.replace(/[+/]/g, (c) => B64_TO_URL[c]!)), 'base64url');
   }
   for (const upper of [true, false]) {
-    add(ascii(percentEncode(secret, URI_COMPONENT_SAFE, false, upper)), 'percent');
-    add(ascii(percentEncode(secret, FORM_SAFE, true, upper)), 'form-urlencoded');
+    const percent = percentEncode(secret, URI_COMPONENT_SAFE, false, upper);
+    const form = percentEncode(secret, FORM_SAFE, true, upper);
+    add(ascii(percent), 'percent');
+    add(ascii(form), 'form-urlencoded');
+    // Encoded twice by the same encoder (a URL inside a query parameter): '%' becomes '%25'.
+    add(ascii(percentEncode(ascii(percent), URI_COMPONENT_SAFE, false, upper)), 'percent-twice');
+    add(ascii(percentEncode(ascii(form), FORM_SAFE, true, upper)), 'percent-twice');
   }
+  const hex = hexForms(secret);
+  for (let i = 0; i < hex.length; i++) add(ascii(hex[i]!), i % 5 === 0 ? 'hex' : i % 5 < 3 ? 'hex-separated' : 'hex-grouped');
   const text = asUtf8(secret);
-  if (text !== null) for (const f of jsonForms(text)) add(Buffer.from(f, 'utf8'), 'json');
+  if (text !== null) {
+    for (const f of jsonForms(text)) add(Buffer.from(f, 'utf8'), 'json');
+    // What Windows tools print: the text as UTF-16 little-endian code units.
+    add(Buffer.from(text, 'utf16le'), 'utf16le');
+  }
   return out;
 }
 

@@ -1,9 +1,11 @@
 // Streaming redaction: every occurrence of every secret and of its encoded forms (secret-forms.ts)
 // is replaced by a marker, even when split across chunk boundaries or inside a multibyte character.
-// Overlapping and adjacent occurrences merge into one marker. Leaf module: imports nothing from src/.
+// Overlapping and adjacent occurrences merge into one marker; so do occurrences that an encoder
+// wrapped into lines (wrapped-lines.ts). Leaf module: imports nothing from src/.
 import type { PatternAutomaton } from './automaton.js';
 import { RedactionPatterns, type RedactionOptions } from './patterns.js';
 import type { SampledMatcher } from './sampled-matcher.js';
+import { WrappedLines } from './wrapped-lines.js';
 
 export { chooseMarker } from './marker.js';
 
@@ -26,6 +28,7 @@ export class StreamRedactor {
   private emitPos = 0;
   /** Absolute end of the last redacted interval; -1 when none (an interval starting here merges). */
   private coverEnd = -1;
+  private readonly lines = new WrappedLines();
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   /** Added to the offsets the matcher reports (it searches the chunk apart from the hold-back). */
@@ -33,6 +36,10 @@ export class StreamRedactor {
   private readonly onMatch = (start: number, end: number): void => {
     this.starts.push(start + this.matchOffset);
     this.ends.push(end + this.matchOffset);
+  };
+  private readonly onWrappedMatch = (start: number, end: number): void => {
+    this.starts.push(start);
+    this.ends.push(end);
   };
 
   constructor(secrets: Iterable<string | Buffer> | RedactionPatterns, options: StreamRedactorOptions = {}) {
@@ -69,13 +76,20 @@ export class StreamRedactor {
     this.holdStart = 0;
     this.emitPos = 0;
     this.coverEnd = -1;
+    this.lines.reset();
     return pending;
+  }
+
+  /** Call before `other.takePending()` when this redactor takes over `other`'s stream. */
+  continueLinesFrom(other: StreamRedactor): void {
+    this.lines.continueFrom(other.lines);
   }
 
   /** Emits the held-back bytes and ends the stream; a later push starts a new stream. */
   flush(): Buffer {
     if (this.matcher === null) return EMPTY;
     const out = this.scan(EMPTY, this.hold, true);
+    this.lines.reset();
     this.hold = EMPTY;
     this.holdStart = 0;
     this.emitPos = 0;
@@ -102,6 +116,9 @@ export class StreamRedactor {
       const end = joined ?? tail;
       limit = n - this.automaton!.pendingLength(end, end.length);
     }
+    const lines = this.lines;
+    lines.findBreaks(head, tail);
+    if (!final) limit = Math.min(limit, lines.pendingStart(head, tail, this.automaton!));
     if (joined !== null || h === 0) {
       this.matcher!.find(joined ?? tail, limit, this.onMatch);
     } else {
@@ -114,6 +131,11 @@ export class StreamRedactor {
         this.matchOffset = 0;
       }
     }
+    const wrappable = this.compiled.wrappable;
+    if (lines.breaks.length > 0 && wrappable !== null) {
+      lines.search(head, tail, limit, wrappable, this.compiled.wrappableMaxLen, this.onWrappedMatch);
+    }
+    lines.advance(head, tail, limit);
     return this.emit(head, tail, limit);
   }
 

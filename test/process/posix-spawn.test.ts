@@ -6,7 +6,7 @@
 // same suite in lifecycle.test.ts run with that variable.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { ProcessSupervisor } from '../../src/process/index.js';
 import { LinuxPlatform } from '../../src/process/linux/linux-platform.js';
 import { waitFor } from '../helpers/procs.js';
@@ -74,7 +74,21 @@ describe('posix_spawn start path', { skip: process.platform !== 'linux' && 'Linu
     assert.doesNotMatch(o.stdout.tail, /supervisor\.db/);
   });
 
-  test('exit codes and signals are reported as with Node’s spawn()', async () => {
+  test('the stdout pipe of a posix_spawned leader holds 1 MiB (F_SETPIPE_SZ), stderr keeps the default', { skip: !existsSync('/usr/bin/python3') && 'needs /usr/bin/python3 for F_GETPIPE_SZ' }, async () => {
+    const t = sup.spawnTree({
+      command: '/usr/bin/python3',
+      args: ['-c', 'import fcntl; print(fcntl.fcntl(1, 1032), fcntl.fcntl(2, 1032))'],
+    });
+    started.add(t.spawnId);
+    assert.equal(leaderOf(t).constructor.name, 'NativeChild');
+    const o = await t.done;
+    assert.equal(o.exitCode, 0, o.stderr.tail);
+    const [out, err] = o.stdout.tail.trim().split(' ').map(Number);
+    assert.equal(out, 1024 * 1024);
+    assert.ok(err! < out!, o.stdout.tail);
+  });
+
+    test('exit codes and signals are reported as with Node’s spawn()', async () => {
     const a = sup.spawnTree({ command: 'sh', args: ['-c', 'exit 7'] });
     const b = sup.spawnTree({ command: 'sh', args: ['-c', 'kill -TERM $$; sleep 5'] });
     started.add(a.spawnId).add(b.spawnId);

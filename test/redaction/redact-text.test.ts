@@ -109,6 +109,16 @@ describe('construction failures are typed', () => {
     assert.ok(Date.now() - t0 < 5_000);
   });
 
+  it('compiles ten 1.7 KB PEM keys with all their forms under the cap (the dense table refused a second one)', () => {
+    const rand = mulberry32(6);
+    const pem = (): string =>
+      `-----BEGIN PRIVATE KEY-----\n${randomBuffer(rand, 1200).toString('base64').replace(/.{64}/g, '$&\n')}\n-----END PRIVATE KEY-----\n`;
+    const keys = Array.from({ length: 10 }, pem);
+    const compiled = RedactionPatterns.compile(keys);
+    assert.ok(compiled.automaton!.tableBytes < MAX_TABLE_BYTES / 4, `${compiled.automaton!.tableBytes} bytes`);
+    assert.equal(redactText(`the key: ${keys[7]}, its base64: ${Buffer.from(keys[2]!).toString('base64')}`, compiled), 'the key: [REDACTED], its base64: [REDACTED]');
+  });
+
   it('rejects a marker option next to an already compiled set', () => {
     const compiled = RedactionPatterns.compile(['abcdefgh']);
     assert.throws(() => new StreamRedactor(compiled, { marker: '<x>' }), /pass the marker to RedactionPatterns.compile/);

@@ -7,7 +7,8 @@ const containsAny = (haystack: Buffer, forms: Buffer[]): boolean => forms.some((
 
 describe('secretForms', () => {
   it('puts the raw secret first, deduplicates, and drops derived forms under the floor', () => {
-    assert.deepEqual(secretForms(b('abc')), [b('abc')]);
+    // Of a 3-byte secret only the raw bytes and its separated hex (8 characters) reach the floor.
+    assert.deepEqual(secretForms(b('abc')), [b('abc'), b('61:62:63'), b('61 62 63')]);
     assert.deepEqual(secretForms(Buffer.alloc(0)), []);
     for (const secret of ['abc', 'hunter2!', 'sk-live-0123456789abcdef', 'pässwörd/é x', '🔑']) {
       const forms = secretForms(b(secret));
@@ -82,5 +83,50 @@ describe('secretForms', () => {
     const secret = Buffer.from([0xff, 0xfe, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47]);
     assert.ok(!labelledSecretForms(secret).some((f) => f.kind === 'json'));
     assert.ok(labelledSecretForms(secret).some((f) => f.kind === 'percent'));
+  });
+
+  it('finds a form inside hex of any longer buffer: plain, separated bytes and xxd groups, both cases', () => {
+    const rand = mulberry32(0x4e8);
+    for (const n of [3, 8, 17, 32]) {
+      const secret = randomBuffer(rand, n);
+      const forms = secretForms(secret);
+      for (let pre = 0; pre <= 3; pre++) {
+        const whole = Buffer.concat([randomBuffer(rand, pre), secret, randomBuffer(rand, 2)]);
+        const bytes = Array.from(whole, (x) => x.toString(16).padStart(2, '0'));
+        // xxd groups two bytes from the start of its dump.
+        const xxd = bytes.map((h, i) => (i % 2 === 1 ? `${h} ` : h)).join('');
+        for (const text of [bytes.join(''), bytes.join(':'), bytes.join(' '), xxd]) {
+          for (const t of [text, text.toUpperCase()]) {
+            // Of 3 bytes, only the separated forms reach the floor (plain 6, grouped 7 characters).
+            if (n < 8 && text !== bytes.join(':') && text !== bytes.join(' ')) continue;
+            assert.ok(containsAny(b(t), forms), `n=${n} pre=${pre}: ${t}`);
+          }
+        }
+      }
+    }
+  });
+
+  it('finds a form inside text percent-encoded twice by the same encoder', () => {
+    for (const secret of ['p@ss w0rd/é!(x)', 'token with spaces', 'a+b=c&d']) {
+      const forms = secretForms(b(secret));
+      const text = `q=1&${secret}&z`;
+      const lower = (s: string): string => s.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+      const form = (s: string): string => new URLSearchParams({ k: s }).toString().slice(2);
+      for (const encoded of [
+        encodeURIComponent(encodeURIComponent(text)),
+        lower(encodeURIComponent(lower(encodeURIComponent(text)))),
+        form(form(text)),
+        lower(form(lower(form(text)))),
+      ]) {
+        assert.ok(containsAny(b(encoded), forms), `${secret}: ${encoded}`);
+      }
+    }
+  });
+
+  it('finds a form inside UTF-16LE text (what Windows tools print), ASCII or not', () => {
+    for (const secret of ['sk-live-0123456789', 'pässwörd-🔑-x']) {
+      const forms = secretForms(b(secret));
+      assert.ok(containsAny(Buffer.from(`\ufeffbefore ${secret} after\r\n`, 'utf16le'), forms), secret);
+    }
   });
 });

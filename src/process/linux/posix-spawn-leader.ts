@@ -143,12 +143,19 @@ export async function spawnNativeAsync(file: string, args: readonly string[], o:
   return adoptSpawned(pid, fds);
 }
 
+/** Capacity asked for the stdout pipe. */
+const STDOUT_PIPE_BYTES = 1024 * 1024;
+
 /** [stdout read, stdout write, stderr read, stderr write], all close-on-exec. */
 function openPipes(): [number, number, number, number] {
   listen();
   const fds: number[] = [];
   const out = libc.pipeCloexec();
   fds.push(...out);
+  // A fast producer fills a 64 KiB pipe between two of Node's reads and then sleeps; with 1 MiB
+  // it keeps writing while the loop redacts (decision 77). Refused above /proc/sys/fs/pipe-max-size:
+  // the pipe keeps its size.
+  libc.setPipeSize(out[0], STDOUT_PIPE_BYTES);
   let err: [number, number];
   try {
     err = libc.pipeCloexec();
