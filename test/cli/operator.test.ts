@@ -120,12 +120,23 @@ describe('approvals from another terminal', { skip: process.platform !== 'linux'
       });
       const run = spawn(process.execPath, [CLI, 'run', dir, '--json', '--await-approval', '110', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
+      let err = '';
+      let ended: number | null | undefined;
       run.stdout.on('data', (c) => (out += c));
-      run.stderr.resume();
+      run.stderr.on('data', (c) => (err += c));
       // 'close', not 'exit': stdout is parsed below, and it may still hold data when the process exits.
-      const exited = new Promise<number | null>((r) => run.once('close', r));
+      const exited = new Promise<number | null>((r) => run.once('close', r)).then((code) => (ended = code));
       try {
-        const req = await waitForAsync('a waiting request', async () => (await pending(state.path))[0], REACH_MS, POLL_MS);
+        // A run that ended before asking fails the test at once, with what it said.
+        const req = await waitForAsync(
+          'a waiting request',
+          async () => {
+            if (ended !== undefined) assert.fail(`the run ended (exit ${ended}) before asking:\n${err}\n${out.slice(-2000)}`);
+            return (await pending(state.path))[0];
+          },
+          REACH_MS,
+          POLL_MS,
+        ).catch((e: Error) => assert.fail(`${e.message}; the run so far:\n${err}\n${out.slice(-2000)}`));
         assert.deepEqual([req.tool, req.summary], ['terminal', 'touch marker']);
         assert.equal(spawnSync('test', ['-e', `${dir}/marker`]).status, 1, 'nothing ran before the answer');
         const r = cli('approvals', answer, req.id, '--state-dir', state.path);
