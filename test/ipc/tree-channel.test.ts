@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { ProcessSupervisor } from '../../src/process/index.js';
 import { Channel, IpcError } from '../../src/ipc/index.js';
 import { z } from 'zod';
-import { markedPids, tempDir } from '../helpers/procs.js';
+import { markedPids, tempDir, waitFor } from '../helpers/procs.js';
 
 // A bare echo over the data pipe: reads frames and writes each one back.
 const ECHO = `
@@ -37,6 +37,9 @@ describe('spawnTree channel: true', { skip: process.platform === 'win32' && 'the
     const out = await tree.stop();
     assert.equal(out.stdout.tail.trim(), '3');
     assert.equal(tree.channel.destroyed, true);
+    // The channel hears of the close from the socket's 'close' event, a tick or more after the
+    // destroy (a loaded CI machine once asserted before it): wait for it, boundedly.
+    await waitFor('the channel to report its close', () => errors.length > 0 || null, 5_000);
     assert.deepEqual(errors.map((e) => e.code), ['IPC_CLOSED']);
     assert.deepEqual(markedPids(tree.spawnId), []);
   });
