@@ -6,12 +6,12 @@
 //   except better-sqlite3's JavaScript.
 // - dist/cli-bundle/: every other command (cli/main.js), split at its dynamic imports so that a
 //   command still loads only what it needs (the operator's `sessions` no MCP SDK). Packages are
-//   bundled too (the MCP SDK, zod, undici, ajv, yaml: ~0.4 CPU-s of module loading per `run`),
-//   except ffi-rs, a native addon.
+//   bundled too (the MCP SDK, zod, ajv, yaml, and undici for the commands that load it: ~0.4 CPU-s
+//   of module loading less per `run`), except ffi-rs, a native addon.
 //
 // Every path a module computes from its own location stays what it was: each `import.meta.url` in
 // the project's modules is rewritten to the URL of the module's own file in dist/ (tool-host
-// entries, package.json and the native addons are found exactly as unbundled). Each bundle's
+// entries, package.json and the native addons are found exactly as unbundled).
 // bin/supervisor.js uses a bundle only while tsc's and npm's records of the last compile and install
 // are older than it (a `tsc` or an `npm install` without this script leaves it stale, then unused);
 // contents.json lists each bundle's inputs, and each output file's, for the tests.
