@@ -1,4 +1,5 @@
-export { CallsInFlight, createCatalogServer, mcpToolsFor, SUPERVISOR_MCP_SERVER_NAME, type CatalogServerOptions, type CatalogCallGate } from './mcp-server/catalog-server.js';
+export { mcpToolsFor } from './mcp-server/mcp-tools.js';
+export { CallsInFlight, createCatalogServer, SUPERVISOR_MCP_SERVER_NAME, type CatalogServerOptions, type CatalogCallGate } from './mcp-server/catalog-server.js';
 export { startLoopbackMcpHttp, parseLoopbackListen, LoopbackAddressError, MCP_PATH, DEFAULT_MAX_BODY_BYTES, type LoopbackMcpHttp, type LoopbackMcpHttpOptions } from './mcp-server/loopback-http.js';
 export { registeredRuntimes, runtimeFor } from './registry.js';
 export { localRuntime } from './local-runtime.js';

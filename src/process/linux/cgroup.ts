@@ -50,16 +50,20 @@ export function detectCgroupV2(options: { refresh?: boolean } = {}): CgroupRoot 
   return root;
 }
 
+/** This process's /proc/self/cgroup and mountinfo texts, or why they cannot be read. */
+export function readSelfCgroupFiles(): { selfCgroup: string; mountinfo: string } | { error: string } {
+  try {
+    return { selfCgroup: fs.readFileSync('/proc/self/cgroup', 'utf8'), mountinfo: fs.readFileSync('/proc/self/mountinfo', 'utf8') };
+  } catch (err) {
+    return { error: `cannot read /proc/self/cgroup or /proc/self/mountinfo: ${errText(err)}` };
+  }
+}
+
 function probe(): CgroupRoot | null {
   if (process.platform !== 'linux') return fail(`cgroups exist only on Linux, not ${process.platform}`);
-  let mountinfo: string;
-  let selfCgroup: string;
-  try {
-    mountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8');
-    selfCgroup = fs.readFileSync('/proc/self/cgroup', 'utf8');
-  } catch (err) {
-    return fail(`cannot read /proc/self/mountinfo or /proc/self/cgroup: ${errText(err)}`);
-  }
+  const files = readSelfCgroupFiles();
+  if ('error' in files) return fail(files.error);
+  const { selfCgroup, mountinfo } = files;
   const ownLine = selfCgroup.split('\n').find((l) => l.startsWith('0::'));
   if (ownLine === undefined) return fail('/proc/self/cgroup has no "0::" line: this process is not in a cgroup v2 hierarchy');
   const ownRel = ownLine.slice(3).trim();

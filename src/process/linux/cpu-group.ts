@@ -6,7 +6,7 @@
 // only: nothing here is a containment claim, so a tree that cannot enter the group still runs.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CGROUP_BASE_NAME, parseMountinfo, type CgroupRoot } from './cgroup.js';
+import { CGROUP_BASE_NAME, parseMountinfo, readSelfCgroupFiles, type CgroupRoot } from './cgroup.js';
 
 export interface TreeCpuGroup {
   /**
@@ -42,14 +42,9 @@ function find(v2: CgroupRoot | null): { group: TreeCpuGroup | null; reason: stri
   if (fs.existsSync(path.join(v2.base, 'cpu.weight'))) {
     return { group: { entryDir: null, how: `cgroup v2 cpu controller: every tree cgroup is under ${v2.base}, which has one cpu.weight` }, reason: 'ok' };
   }
-  let selfCgroup: string;
-  let mountinfo: string;
-  try {
-    selfCgroup = fs.readFileSync('/proc/self/cgroup', 'utf8');
-    mountinfo = fs.readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch (err) {
-    return { group: null, reason: `cannot read /proc/self/cgroup or mountinfo: ${(err as Error).message}` };
-  }
+  const files = readSelfCgroupFiles();
+  if ('error' in files) return { group: null, reason: files.error };
+  const { selfCgroup, mountinfo } = files;
   const own = ownV1CpuPath(selfCgroup);
   const mount = v1CpuMount(mountinfo);
   if (own === null || mount === null) {

@@ -7,8 +7,6 @@ import type { ResolvedEffectCatalog } from '../../catalog/index.js';
 import type { EffectOutcome, EffectRuntime } from '../../effects/index.js';
 import { mcpToolsFor } from './mcp-tools.js';
 
-export { mcpToolsFor };
-
 /** The name and version this server reports in its initialize answer. */
 export const SUPERVISOR_MCP_SERVER_NAME = 'isolation-supervisor';
 
