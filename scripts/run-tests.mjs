@@ -84,6 +84,7 @@ const SLOW_FIRST = [
   'cli/run-call-catalog.test.js',
   'cli/bad-state-dir.test.js',
   'runtimes/claude-code-fake.test.js',
+  'runtimes/claude-code-real.test.js',
   'cli/enospc.test.js',
   'cli/crash-reconcile.test.js',
   'cli/doctor.test.js',
