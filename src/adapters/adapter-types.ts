@@ -1,6 +1,7 @@
 // The seam between EffectRuntime and the adapters. Adapters get plain data and a supervisor;
 // they never see the catalog object, the approval broker or the store.
 import type { CoreSnapshot } from '../core/index.js';
+import type { SpawnAnswer, SpawnRequest } from '../ipc/index.js';
 import type { RedactionSource } from '../redaction/index.js';
 import type { ProcessSupervisor } from '../process/index.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
@@ -51,6 +52,12 @@ export interface AdapterEnv {
   readonly tasks?: RuntimeTaskWorker;
   /** Starts delegated children (delegate_task), when the session layer provides it. */
   readonly delegation?: Delegator;
+  /**
+   * ctx.agents.spawn of an authored tool: delegate_task as an effect of its own, through all eight
+   * steps for the same caller (catalog entry, agent.spawn grant, approval, audit). `deadlineMs`:
+   * what is left of the calling tool's deadline.
+   */
+  readonly agents?: { spawn(request: SpawnRequest, signal: AbortSignal, deadlineMs: number): Promise<SpawnAnswer> };
   /** Who the effect runs for: background tasks and task tools are scoped to it. */
   readonly owner: { readonly principal: string; readonly sessionId: string };
   /** The operator's openings in the URL policy (agent.yaml `network`). */

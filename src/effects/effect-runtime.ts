@@ -14,12 +14,15 @@ import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
 import { bindSecrets, SecretError, SecretStore, type SecretBindingRequest, type SecretBindingSet } from '../secrets/index.js';
 import type { EffectOutcome, EffectRequest, EffectViews, TurnExecutionContext } from './types.js';
+import type { SpawnAnswer, SpawnRequest } from '../ipc/index.js';
 import { admit } from './admission.js';
 import { approvalKeyFor, approvalRequest, sandboxAudit } from './approval-request.js';
 import { openTrace, REDACTION_REFUSAL, Refusal, type ApprovedCall, type CheckedCall, type EffectEvent, type EffectTrace } from './effect-trace.js';
 import { errorViews, NO_REDACTION, REDACTION_FAILED_VIEWS, successViews, textRedactor, type TextRedactor } from './views.js';
 
 const DEFAULT_DEADLINE_MS = 120_000;
+/** The builtin ctx.agents.spawn runs as (its catalog entry, capability agent.spawn). */
+const DELEGATE_TOOL = 'delegate_task';
 /** The adapter enforces the deadline itself (a tree stopped at its timeout says "timeout"); this
  *  backstop aborts an adapter that did not, after the grace a tree needs to die. */
 const BACKSTOP_MS = 5_000;
@@ -255,8 +258,24 @@ export class EffectRuntime {
       network: this.network,
       owner: { principal: ctx.principal, sessionId: ctx.sessionId },
       ...(this.o.tasks ? { tasks: this.o.tasks } : {}),
-      ...(this.o.delegation ? { delegation: this.o.delegation } : {}),
+      ...(this.o.delegation ? { delegation: this.o.delegation, agents: { spawn: (req, signal, deadlineMs) => this.spawnForTool(req, ctx, signal, deadlineMs) } } : {}),
     };
+  }
+
+  /**
+   * ctx.agents.spawn of an authored tool: delegate_task's own effect, for the same caller, through
+   * the same eight steps (the catalog must hold delegate_task, the snapshot agent.spawn; approval
+   * and audit as for a model's call). The tool learns the child's status and answer (model view).
+   */
+  private async spawnForTool(req: SpawnRequest, ctx: TurnExecutionContext, signal: AbortSignal, deadlineMs: number): Promise<SpawnAnswer> {
+    const r = this.request(DELEGATE_TOOL, req);
+    if (!r) {
+      return { ok: false, status: 'CAPABILITY_DENIED', text: `${DELEGATE_TOOL} is not in this session's catalog: the core must list the agents toolset and grant agent.spawn` };
+    }
+    const out = await this.execute(r, { principal: ctx.principal, sessionId: ctx.sessionId, signal, deadlineMs });
+    if (!out.ok) return { ok: false, status: out.code, text: out.message };
+    const detail = out.views.durable.detail as { status?: unknown } | undefined;
+    return { ok: true, status: typeof detail?.status === 'string' ? detail.status : out.isError ? 'failed' : 'completed', text: out.views.model.content };
   }
 
   /**

@@ -29,8 +29,21 @@ export const CallMessageSchema = z
   })
   .strict();
 
+/** What a tool asks of ctx.agents.spawn: the same fields as delegate_task's arguments. */
+const names = z.array(z.string().min(1).max(256)).max(64);
+export const SpawnRequestSchema = z
+  .object({ agent: z.string().min(1).max(64), task: z.string().min(1).max(16384), toolsets: names.optional(), tools: names.optional(), grants: names.optional() })
+  .strict();
+/** At most this many ctx.agents.spawn requests per call; the host refuses more itself. */
+export const SPAWNS_PER_CALL = 8;
+export const SPAWN_ANSWER_MAX = 65536;
+const spawnSeq = z.number().int().min(1).max(SPAWNS_PER_CALL);
+
 export const ToHostSchema = z.discriminatedUnion('type', [
   CallMessageSchema,
+  // The supervisor's answer to a ctx.agents.spawn request: the child's status and final answer
+  // (model view, redacted), or ok: false with the refusal's code when no child ran.
+  z.object({ type: z.literal('spawned'), id, seq: spawnSeq, ok: z.boolean(), status: z.string().min(1).max(64), text: z.string().max(SPAWN_ANSWER_MAX) }).strict(),
   z.object({ type: z.literal('cancel'), id }).strict(),
   z.object({ type: z.literal('shutdown') }).strict(),
 ]);
@@ -42,6 +55,8 @@ export const FromHostSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('log'), id, level: z.enum(['info', 'warn', 'error']), text: z.string().max(LOG_TEXT_MAX) }).strict(),
   z.object({ type: z.literal('progress'), id, done: z.number().finite().nonnegative(), total: z.number().finite().nonnegative().optional() }).strict(),
   z.object({ type: z.literal('result'), id, value: z.unknown() }).strict(),
+  // ctx.agents.spawn: the tool asks the supervisor to run a child agent (an agent.spawn effect).
+  z.object({ type: z.literal('spawn'), id, seq: spawnSeq, request: SpawnRequestSchema }).strict(),
   z
     .object({
       type: z.literal('error'),
@@ -66,6 +81,11 @@ export const FromHostSchema = z.discriminatedUnion('type', [
 
 export type ToHostMessage = z.output<typeof ToHostSchema>;
 export type CallMessage = z.output<typeof CallMessageSchema>;
+export type SpawnRequest = z.output<typeof SpawnRequestSchema>;
+export type SpawnedMessage = Extract<ToHostMessage, { type: 'spawned' }>;
+export type SpawnFrame = Extract<FromHostMessage, { type: 'spawn' }>;
+/** The supervisor's answer to one ctx.agents.spawn, before it is framed. */
+export type SpawnAnswer = Pick<SpawnedMessage, 'ok' | 'status' | 'text'>;
 export type FromHostMessage = z.output<typeof FromHostSchema>;
 
 /** The variable that names the data pipe's fd in the child (process/ sets it as SUPERVISOR_CHANNEL_FD). */

@@ -8,7 +8,8 @@ import { checkModuleSyntax, type CoreSnapshot } from '../../core/index.js';
 import type { AuthoredToolManifest } from '../../core/snapshot.js';
 import { sandboxAvailability } from '../../process/index.js';
 import type { ProcessSupervisor } from '../../process/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
+import type { SpawnAnswer, SpawnRequest } from '../../ipc/index.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type EffectAdapter, type InvokeEnv } from '../adapter-types.js';
 import { AuthoredToolError } from './errors.js';
 import { toolHostConfig, type ToolHostConfig } from './host-config.js';
 import { isInsideDir, resolveReadHints, type HostSpec } from './host-launch.js';
@@ -229,47 +230,66 @@ export const authoredAdapter: EffectAdapter = {
   async invoke(entry, args, env) {
     const { at, tool } = lookup(env, entry.name);
     const r = resolveTool(at, tool);
-    const logs: string[] = [];
-    let logCount = 0;
-    let progress: { done: number; total?: number } | null = null;
-    const hooks = {
-      onLog: (level: string, text: string) => {
-        logCount++;
-        logs.push(`${level}: ${text}`);
-        if (logs.length > LOG_LINES_KEPT) logs.shift();
-      },
-      onProgress: (done: number, total?: number) => (progress = total === undefined ? { done } : { done, total }),
-    };
-    const msg = { tool: r.wire, input: args ?? null, secrets: env.secretEnv ? env.secretEnv({}) : {}, deadlineMs: env.deadlineMs };
-    let reply;
-    let where: Record<string, unknown>;
+    // Children the call started with ctx.agents.spawn end with the call, however it ends.
+    const children = new AbortController();
     try {
-      if (r.tier === 'thread') {
-        const out = await threadHostFor(env.supervisor, at).call(msg, hooks, env.signal, env.deadlineMs);
-        reply = out.reply;
-        where = { hostPid: out.hostPid, ...out.thread };
-      } else {
-        const out = await poolFor(env.supervisor, at, r).call(msg, hooks, env.signal, env.deadlineMs);
-        reply = out.reply;
-        where = { worker: out.workerId, workerPid: out.workerPid };
-      }
-    } catch (err) {
-      if (err instanceof AuthoredToolError && err.code === 'TIMEOUT') {
-        // As the terminal does: the effect ran and ended by its deadline, told to the model as such.
-        return { text: `[TIMEOUT] ${err.message}`, isError: true, detail: { tier: r.tier, code: 'TIMEOUT', logs, logCount, progress } };
-      }
-      if (err instanceof AuthoredToolError) throw new AuthoredToolError(err.code, `[${err.code}] ${err.message}`, { cause: err });
-      throw err;
+      return await invokeTool(at, tool, r, args, env, children.signal);
+    } finally {
+      children.abort(new Error('the calling tool ended'));
     }
-    const detail = { tier: r.tier, ...where, logs, logCount, progress };
-    if (!reply.ok) {
-      const message = reply.code === 'TOOL_SYNTAX_ERROR' ? await locateSyntaxError(at.core, tool, reply.message) : reply.message;
-      return { text: `[${reply.code}] ${message}`, isError: true, detail: { ...detail, code: reply.code } };
-    }
-    const text = JSON.stringify(reply.value ?? null);
-    return { text: clip(text, RESULT_TEXT_MAX), isError: false, detail: { ...detail, resultBytes: Buffer.byteLength(text) } };
   },
 };
+
+/** ctx.agents.spawn for one call: the remaining deadline, and the call's end as a cancel. */
+function spawnerFor(agents: NonNullable<AdapterEnv['agents']>, callSignal: AbortSignal | undefined, deadlineMs: number, children: AbortSignal) {
+  const started = Date.now();
+  const signal = callSignal ? AbortSignal.any([callSignal, children]) : children;
+  return (request: SpawnRequest): Promise<SpawnAnswer> => agents.spawn(request, signal, Math.max(1, deadlineMs - (Date.now() - started)));
+}
+
+/** One call on the tool's host (process or thread tier): the reply as the adapter's output. */
+async function invokeTool(at: AttachedCore, tool: AuthoredToolManifest, r: ResolvedTool, args: unknown, env: InvokeEnv, children: AbortSignal): Promise<AdapterOutput> {
+  const logs: string[] = [];
+  let logCount = 0;
+  let progress: { done: number; total?: number } | null = null;
+  const hooks = {
+    onLog: (level: string, text: string) => {
+      logCount++;
+      logs.push(`${level}: ${text}`);
+      if (logs.length > LOG_LINES_KEPT) logs.shift();
+    },
+    onProgress: (done: number, total?: number) => (progress = total === undefined ? { done } : { done, total }),
+    ...(env.agents ? { onSpawn: spawnerFor(env.agents, env.signal, env.deadlineMs, children) } : {}),
+  };
+  const msg = { tool: r.wire, input: args ?? null, secrets: env.secretEnv ? env.secretEnv({}) : {}, deadlineMs: env.deadlineMs };
+  let reply;
+  let where: Record<string, unknown>;
+  try {
+    if (r.tier === 'thread') {
+      const out = await threadHostFor(env.supervisor, at).call(msg, hooks, env.signal, env.deadlineMs);
+      reply = out.reply;
+      where = { hostPid: out.hostPid, ...out.thread };
+    } else {
+      const out = await poolFor(env.supervisor, at, r).call(msg, hooks, env.signal, env.deadlineMs);
+      reply = out.reply;
+      where = { worker: out.workerId, workerPid: out.workerPid };
+    }
+  } catch (err) {
+    if (err instanceof AuthoredToolError && err.code === 'TIMEOUT') {
+      // As the terminal does: the effect ran and ended by its deadline, told to the model as such.
+      return { text: `[TIMEOUT] ${err.message}`, isError: true, detail: { tier: r.tier, code: 'TIMEOUT', logs, logCount, progress } };
+    }
+    if (err instanceof AuthoredToolError) throw new AuthoredToolError(err.code, `[${err.code}] ${err.message}`, { cause: err });
+    throw err;
+  }
+  const detail = { tier: r.tier, ...where, logs, logCount, progress };
+  if (!reply.ok) {
+    const message = reply.code === 'TOOL_SYNTAX_ERROR' ? await locateSyntaxError(at.core, tool, reply.message) : reply.message;
+    return { text: `[${reply.code}] ${message}`, isError: true, detail: { ...detail, code: reply.code } };
+  }
+  const text = JSON.stringify(reply.value ?? null);
+  return { text: clip(text, RESULT_TEXT_MAX), isError: false, detail: { ...detail, resultBytes: Buffer.byteLength(text) } };
+}
 
 /** Module files of a tool folder checked when its import failed on syntax; the entry first. */
 const MAX_LOCATED_FILES = 64;

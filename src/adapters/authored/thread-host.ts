@@ -7,11 +7,11 @@
 import { fileURLToPath } from 'node:url';
 import { allowlistedEnv } from '../../process/child-env.js';
 import type { ProcessSupervisor, SupervisedTree } from '../../process/index.js';
-import type { CallMessage, FromHostMessage, IpcError, ToHostMessage } from '../../ipc/index.js';
+import { SPAWNS_PER_CALL, type CallMessage, type FromHostMessage, type IpcError, type ToHostMessage } from '../../ipc/index.js';
 import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
 import { HostTree, hostExitReason } from './host-tree.js';
-import type { CallHooks, HostReply } from './tool-host-worker.js';
+import { answerSpawn, type CallHooks, type HostReply } from './tool-host-worker.js';
 
 /** How the host's CANCELLED answer starts for a call no thread had taken yet. */
 const NOT_STARTED = 'the call was cancelled before a thread took it';
@@ -27,6 +27,8 @@ export interface ThreadRetired {
 
 interface Pending {
   hooks: CallHooks;
+  /** ctx.agents.spawn requests of this call so far. */
+  spawns: number;
   /** The host's leak report for this call, which precedes its reply. */
   leaked: string[] | null;
   resolve: (r: HostReply, leaked: string[] | null) => void;
@@ -90,6 +92,11 @@ class ThreadHostProcess {
       case 'progress':
         p.hooks.onProgress?.(m.done, m.total);
         return;
+      case 'spawn': {
+        const open = (): boolean => this.pending.get(m.id) === p && p.stopping === null && !this.dead;
+        if (!answerSpawn(p.hooks, m, ++p.spawns, open, (f) => this.host.send(f))) this.host.fail('IPC_UNEXPECTED', `more than ${SPAWNS_PER_CALL} spawn requests in one call`);
+        return;
+      }
       case 'idle':
         // Sent only for a call that left work running: the host has ended that call's thread.
         p.leaked = m.resources;
@@ -162,6 +169,7 @@ export class ThreadToolHost {
       };
       const p: Pending = {
         hooks,
+        spawns: 0,
         leaked: null,
         stopping: null,
         resolve: (r, l) => {

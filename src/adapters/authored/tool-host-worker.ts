@@ -2,7 +2,7 @@
 // Anything the child does wrong on the channel ends it with a typed error; its death fails the
 // call in flight and nothing else.
 import type { ProcessSupervisor, SupervisedTree, TreeOutcome } from '../../process/index.js';
-import type { CallMessage, FromHostMessage, IpcError } from '../../ipc/index.js';
+import { SPAWN_ANSWER_MAX, SPAWNS_PER_CALL, type CallMessage, type FromHostMessage, type IpcError, type SpawnAnswer, type SpawnFrame, type SpawnRequest, type ToHostMessage } from '../../ipc/index.js';
 import { AuthoredToolError } from './errors.js';
 import type { ToolHostConfig } from './host-config.js';
 import { hostLaunch, type HostSpec } from './host-launch.js';
@@ -13,6 +13,26 @@ export type HostReply = { ok: true; value: unknown } | { ok: false; code: string
 export interface CallHooks {
   onLog?: (level: 'info' | 'warn' | 'error', text: string) => void;
   onProgress?: (done: number, total?: number) => void;
+  /** The call's ctx.agents.spawn: the supervisor runs it as an agent.spawn effect and answers. */
+  onSpawn?: (request: SpawnRequest) => Promise<SpawnAnswer>;
+}
+
+/**
+ * One ctx.agents.spawn of a call in flight: asks the hook and frames its answer for the host, if
+ * the call is still open when the child ends. A hook that throws is an answer too (never a crash).
+ * Returns false for a request past SPAWNS_PER_CALL, which the host refuses itself: a protocol breach.
+ */
+export function answerSpawn(hooks: CallHooks, m: SpawnFrame, asked: number, stillOpen: () => boolean, send: (m: ToHostMessage) => void): boolean {
+  if (asked > SPAWNS_PER_CALL) return false;
+  const ask = hooks.onSpawn
+    ? hooks.onSpawn(m.request)
+    : Promise.resolve<SpawnAnswer>({ ok: false, status: 'AGENT_SPAWN_UNAVAILABLE', text: 'this call cannot start agents' });
+  void ask
+    .catch((err: unknown): SpawnAnswer => ({ ok: false, status: 'AGENT_SPAWN_FAILED', text: err instanceof Error ? err.message : String(err) }))
+    .then((a) => {
+      if (stillOpen()) send({ type: 'spawned', id: m.id, seq: m.seq, ok: a.ok, status: a.status.slice(0, 64) || 'AGENT_SPAWN_FAILED', text: a.text.slice(0, SPAWN_ANSWER_MAX) });
+    });
+  return true;
 }
 
 /** Why a worker left the pool, for tests and the operator view. */
@@ -21,6 +41,8 @@ export type RetireReason = 'max-calls' | 'leaked-resources' | 'memory' | 'crash'
 interface Pending {
   id: string;
   hooks: CallHooks;
+  /** ctx.agents.spawn requests of this call so far. */
+  spawns: number;
   resolve: (r: HostReply) => void;
   reject: (e: AuthoredToolError) => void;
   replied: boolean;
@@ -83,6 +105,7 @@ export class ToolHostWorker {
       this.pending = {
         id,
         hooks,
+        spawns: 0,
         replied: false,
         resolve: (r) => {
           done();
@@ -129,6 +152,12 @@ export class ToolHostWorker {
         if (p.replied) return this.protocol('IPC_UNEXPECTED', 'progress after the result');
         p.hooks.onProgress?.(m.done, m.total);
         return;
+      case 'spawn': {
+        if (p.replied) return this.protocol('IPC_UNEXPECTED', 'a spawn request after the result');
+        const open = (): boolean => this.pending === p && !p.replied && this.retired === null;
+        if (!answerSpawn(p.hooks, m, ++p.spawns, open, (f) => this.host.send(f))) return this.protocol('IPC_UNEXPECTED', `more than ${SPAWNS_PER_CALL} spawn requests in one call`);
+        return;
+      }
       case 'result':
       case 'error':
         if (p.replied) return this.protocol('IPC_UNEXPECTED', 'a second reply to one call');

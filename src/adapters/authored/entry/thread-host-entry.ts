@@ -87,6 +87,12 @@ function onMessage(m: ToHostMessage): void {
       end(t);
       return;
     }
+    case 'spawned': {
+      // The answer to a ctx.agents.spawn of a call still on its thread; else it is dropped.
+      const t = jobs.get(m.id)?.thread;
+      if (t) post(t, m);
+      return;
+    }
     case 'shutdown':
       channel.close();
       process.exit(0);
@@ -130,6 +136,7 @@ function fromThread(t: Thread, f: FromThreadMessage): void {
   switch (f.type) {
     case 'log':
     case 'progress':
+    case 'spawn':
       channel.send(f);
       return;
     case 'idle':

@@ -1,5 +1,5 @@
 // What the trusted tool host's main thread and its worker threads pass each other.
-import type { CallMessage, FromHostMessage } from '../../../ipc/index.js';
+import type { CallMessage, FromHostMessage, SpawnedMessage } from '../../../ipc/index.js';
 
 export interface ThreadWorkerData {
   maxResultBytes: number;
@@ -7,7 +7,7 @@ export interface ThreadWorkerData {
 
 /** Main thread → a worker thread, on the worker's own port. */
 export type ThreadTask = Pick<CallMessage, 'id' | 'tool' | 'input' | 'secrets'> & { type: 'call' };
-export type ToThreadMessage = ThreadTask | { type: 'cancel'; id: string };
+export type ToThreadMessage = ThreadTask | { type: 'cancel'; id: string } | SpawnedMessage;
 
 /**
  * A worker thread → the main thread: `ready` once its module ran, then per call its log and progress

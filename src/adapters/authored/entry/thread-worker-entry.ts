@@ -22,6 +22,10 @@ port.on('message', (m: ToThreadMessage) => {
     if (live?.id === m.id) live.call.cancel();
     return;
   }
+  if (m.type === 'spawned') {
+    if (live?.id === m.id) live.call.deliver(m);
+    return;
+  }
   void run(m);
 });
 post({ type: 'ready' });

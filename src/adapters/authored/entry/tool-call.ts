@@ -2,7 +2,15 @@
 // trusted thread host inside one of its worker threads. The module import, the author's `ctx`, and the
 // result or error frame. Child-side: imports only src/ipc/** and message types.
 import { pathToFileURL } from 'node:url';
-import { ERROR_MESSAGE_MAX, LOG_TEXT_MAX, type CallMessage, type FromHostMessage } from '../../../ipc/index.js';
+import {
+  ERROR_MESSAGE_MAX,
+  LOG_TEXT_MAX,
+  SPAWNS_PER_CALL,
+  SpawnRequestSchema,
+  type CallMessage,
+  type FromHostMessage,
+  type SpawnedMessage,
+} from '../../../ipc/index.js';
 
 const LOGS_PER_CALL = 200;
 const PROGRESS_PER_CALL = 1000;
@@ -22,6 +30,26 @@ class CapabilityError extends Error {
     this.name = 'CapabilityError';
   }
 }
+
+/** ctx.agents.spawn's failures: a bad request, too many, the call over, or the supervisor's refusal. */
+class SpawnError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SpawnError';
+  }
+}
+
+/** What a child agent started by ctx.agents.spawn ended with. */
+export interface SpawnedAgent {
+  status: string;
+  answer: string;
+}
+
+/** The capability a manifest lists for ctx.agents.spawn; the session's agent.spawn grant is checked by the supervisor. */
+const SPAWN_CAPABILITY = 'agent.spawn';
 
 type Handler = (input: unknown, ctx: unknown) => unknown;
 const modules = new Map<string, Promise<Handler>>();
@@ -58,8 +86,10 @@ export interface ToolCall {
   readonly ctx: object;
   /** Aborts ctx.signal (creating it aborted if the tool never looked at it). */
   cancel(): void;
-  /** After the reply: later log and progress lines are dropped. */
+  /** After the reply: later log and progress lines are dropped, spawns still waiting fail. */
   end(): void;
+  /** The supervisor's answer to one ctx.agents.spawn request of this call. */
+  deliver(m: SpawnedMessage): void;
 }
 
 /** The author's `ctx` for one call. The AbortController is made only if the tool reads ctx.signal. */
@@ -69,8 +99,34 @@ export function toolCall(m: Pick<CallMessage, 'id' | 'tool' | 'secrets'>, out: C
   let abort: AbortController | null = null;
   let logs = 0;
   let progress = 0;
+  let spawns = 0;
+  const waiting = new Map<number, { resolve(a: SpawnedAgent): void; reject(e: Error): void }>();
   const dispatch = m.tool.dispatchCapability;
   const caps = Object.freeze([...m.tool.capabilities]);
+  const requireListed = (c: string): void => {
+    if (c === dispatch) throw new CapabilityError(`'${c}' is this tool's dispatch capability; the session's grants decide dispatch, a tool cannot require it`);
+    if (!listed(caps, c)) throw new CapabilityError(`'${c.slice(0, 200)}' is not in the manifest's capabilities (${caps.join(', ') || 'none'}); add it to tool.yaml capabilities`);
+  };
+  /** ctx.agents.spawn: the manifest must list agent.spawn; the supervisor runs delegate_task's pipeline. */
+  const spawn = (request: unknown): Promise<SpawnedAgent> => {
+    try {
+      requireListed(SPAWN_CAPABILITY);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (ended) return Promise.reject(new SpawnError('TOOL_SPAWN_AFTER_END', 'ctx.agents.spawn after the call returned'));
+    if (spawns >= SPAWNS_PER_CALL) return Promise.reject(new SpawnError('TOOL_SPAWN_LIMIT', `at most ${SPAWNS_PER_CALL} ctx.agents.spawn requests per call`));
+    const parsed = SpawnRequestSchema.safeParse(request);
+    if (!parsed.success) {
+      const why = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ');
+      return Promise.reject(new SpawnError('TOOL_SPAWN_INVALID', `ctx.agents.spawn({ agent, task, toolsets?, tools?, grants? }): ${why}`));
+    }
+    const seq = ++spawns;
+    return new Promise<SpawnedAgent>((resolve, reject) => {
+      waiting.set(seq, { resolve, reject });
+      out({ type: 'spawn', id: m.id, seq, request: parsed.data });
+    });
+  };
   const ctx = Object.freeze({
     get signal(): AbortSignal {
       if (!abort) {
@@ -94,11 +150,10 @@ export function toolCall(m: Pick<CallMessage, 'id' | 'tool' | 'secrets'>, out: C
     },
     capability: Object.freeze({
       require(cap: unknown): void {
-        const c = String(cap);
-        if (c === dispatch) throw new CapabilityError(`'${c}' is this tool's dispatch capability; the session's grants decide dispatch, a tool cannot require it`);
-        if (!listed(caps, c)) throw new CapabilityError(`'${c.slice(0, 200)}' is not in the manifest's capabilities (${caps.join(', ') || 'none'}); add it to tool.yaml capabilities`);
+        requireListed(String(cap));
       },
     }),
+    agents: Object.freeze({ spawn }),
   });
   return {
     ctx,
@@ -108,6 +163,15 @@ export function toolCall(m: Pick<CallMessage, 'id' | 'tool' | 'secrets'>, out: C
     },
     end() {
       ended = true;
+      for (const w of waiting.values()) w.reject(new SpawnError('TOOL_SPAWN_AFTER_END', 'the call returned before the child agent answered'));
+      waiting.clear();
+    },
+    deliver(a) {
+      const w = waiting.get(a.seq);
+      if (!w) return;
+      waiting.delete(a.seq);
+      if (a.ok) w.resolve({ status: a.status, answer: a.text });
+      else w.reject(new SpawnError(a.status, a.text));
     },
   };
 }

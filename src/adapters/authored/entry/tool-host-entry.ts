@@ -29,6 +29,9 @@ function onMessage(m: ToHostMessage): void {
     case 'cancel':
       if (current?.id === m.id) current.call.cancel();
       return;
+    case 'spawned':
+      if (current?.id === m.id) current.call.deliver(m);
+      return;
     case 'shutdown':
       channel.close();
       process.exit(0);
