@@ -5,7 +5,7 @@ import { cliIo } from './io.js';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { openStore, PendingApprovalStore, SessionStore, type PendingApproval, TaskStore, type Database, type TaskRecord } from '../store/index.js';
+import { openStore, PendingApprovalStore, SessionStore, type ListedApproval, type PendingApproval, TaskStore, type Database, type TaskRecord } from '../store/index.js';
 import { displayJson, displayPreview, displayText } from '../redaction/index.js';
 import { localPrincipal } from './principal.js';
 import { parseFlags } from './flags.js';
@@ -181,17 +181,19 @@ export function shownDigest(r: Pick<PendingApproval, 'tool' | 'capability' | 'su
 }
 
 /** One request as the operator reads it; `full` shows the whole action instead of a cut preview. */
-function renderRequest(r: PendingApproval, full: boolean): string {
+function renderRequest(r: ListedApproval, full: boolean): string {
   const left = Math.max(0, Math.round((r.expiresAt - Date.now()) / 1000));
   const action = full ? displayText(r.summary) : displayPreview(r.summary, LIST_ACTION_MAX, `supervisor approvals show ${r.id} prints all`);
+  // A child agent's request says whose child it is: nothing a delegated agent asks waits unseen.
+  const chain = r.chain.length > 1 ? `  delegated: ${r.chain.join(' → ')}\n` : '';
   return (
     `${r.id}  ${displayText(r.tool)} (${displayText(r.capability)})  session ${r.sessionId}  ${left} s left  digest ${shownDigest(r)}\n` +
-    `  action:    ${action}\n  arguments: ${displayText(r.preview)}\n`
+    `  action:    ${action}\n  arguments: ${displayText(r.preview)}\n${chain}`
   );
 }
 
 /** The request as JSON, with its digest; strings stay exact (JSON escapes), nothing is cut. */
-function requestJson(r: PendingApproval): Record<string, unknown> {
+function requestJson(r: ListedApproval): Record<string, unknown> {
   return { ...r, digest: shownDigest(r) };
 }
 

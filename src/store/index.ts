@@ -39,7 +39,7 @@ export {
 } from './session-store.js';
 export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';
-export { PENDING_SUMMARY_MAX, PendingApprovalStore, type PendingApproval, type PendingStatus } from './pending-approvals.js';
+export { PENDING_SUMMARY_MAX, PendingApprovalStore, type ListedApproval, type PendingApproval, type PendingStatus } from './pending-approvals.js';
 export { SessionSearch, SearchQueryError, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
 export { reconcileDeadOwners, type OwnerAlive, type InterruptedSession, type OwnerReconcileReport } from './owner-reconcile.js';
 export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask, ALLOW_SHARED_STATE_DIR_ENV } from './private-files.js';

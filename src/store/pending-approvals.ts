@@ -27,6 +27,15 @@ export interface PendingApproval {
   decidedAt: number | null;
 }
 
+/** A request as the operator lists it: with the delegation chain of its session. */
+export interface ListedApproval extends PendingApproval {
+  /** Session ids from the root session to the request's own (one id when it is not a child agent's). */
+  chain: string[];
+}
+
+/** How far up a delegation chain is followed (the depth limit is at most 8). */
+const CHAIN_MAX = 16;
+
 interface Row {
   id: string;
   session_id: string;
@@ -68,6 +77,11 @@ export class PendingApprovalStore {
       pending: db.prepare(`${owned} WHERE s.principal = ? AND p.status = 'pending' AND p.expires_at > ? ORDER BY p.created_at, p.id`),
       decide: db.prepare("UPDATE pending_approvals SET status = ?, remember = ?, decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?"),
       close: db.prepare("UPDATE pending_approvals SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'"),
+      // A child agent's session is some agent.spawn task's child_session_id; its parent is that task's session.
+      chain: db.prepare(`WITH RECURSIVE up(sid, depth) AS (
+          SELECT ?, 0
+          UNION ALL SELECT t.session_id, up.depth + 1 FROM tasks t JOIN up ON t.child_session_id = up.sid WHERE up.depth < ${CHAIN_MAX}
+        ) SELECT sid FROM up ORDER BY depth DESC`),
     };
   }
 
@@ -99,8 +113,13 @@ export class PendingApprovalStore {
   }
 
   /** The operator's side: requests of their runs still waiting. */
-  list(scope: PrincipalScope): PendingApproval[] {
-    return (this.q.pending.all(principal(scope), this.now()) as Row[]).map(of);
+  list(scope: PrincipalScope): ListedApproval[] {
+    return (this.q.pending.all(principal(scope), this.now()) as Row[]).map((r) => ({ ...of(r), chain: this.chainOf(r.session_id) }));
+  }
+
+  /** The delegation chain of a session, root first (parent → child, as the prompt tags it). */
+  private chainOf(sessionId: string): string[] {
+    return (this.q.chain.all(sessionId) as { sid: string }[]).map((c) => c.sid);
   }
 
   /**

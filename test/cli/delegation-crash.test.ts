@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { alive, CLI, pidsWithCmdline, tempDir, waitFor } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { query as storeQuery, type Row } from '../helpers/store-query.js';
+import { runMain } from '../helpers/cli.js';
 
 /** The store as an outside observer reads it; nothing while it does not exist yet. */
 function query(state: string, sql: string, ...args: unknown[]): Row[] {
@@ -47,6 +48,16 @@ describe('delegation: a killed supervisor with grandchildren running', { skip: p
     });
     const run = spawn(process.execPath, [CLI, 'run', core, '--await-approval', '60', '--state-dir', state.path], { stdio: ['ignore', 'ignore', 'ignore'] });
     await waitFor('the leaf waiting for its approval', () => query(state.path, "SELECT 1 FROM pending_approvals WHERE status = 'pending'")[0], 60_000);
+    // The grandchild's request is where the operator looks, tagged with the whole chain (codex#23324:
+    // a child's request nobody saw).
+    const listed = await runMain('approvals', '--json', '--state-dir', state.path);
+    const [req] = JSON.parse(listed.stdout).pending as { summary: string; chain: string[]; sessionId: string }[];
+    assert.match(req!.summary, /^\[root → middle → leaf\] /);
+    const sessions = query(state.path, 'SELECT id FROM sessions ORDER BY created_at, rowid').map((s) => s.id);
+    assert.deepEqual(req!.chain, sessions, 'root, middle, leaf: the session ids from the root down');
+    assert.equal(req!.chain.at(-1), req!.sessionId);
+    const text = await runMain('approvals', '--state-dir', state.path);
+    assert.match(text.stdout, new RegExp(`delegated: ${sessions.join(' → ')}`));
     const servers = await waitFor('a server per level', () => (pidsWithCmdline(marker).length >= 3 ? pidsWithCmdline(marker) : null), 20_000);
     strays.push(...servers);
     const gone = new Promise((r) => run.once('exit', r));
