@@ -244,6 +244,8 @@ function describe(e: RuntimeEvent): string {
     case 'final':
       return '';
     case 'limit_hit':
+      if (e.which === 'cost') return '\nlimit_hit: the session spent its limits.max_cost_usd on model requests\n';
+      if (e.which === 'tool_calls') return `\nlimit_hit: the agent used all ${e.limit} tool calls\n`;
       return `\nlimit_hit: the model used all ${e.limit} iterations\n`;
   }
 }

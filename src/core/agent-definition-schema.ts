@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { grantField, noDuplicates, relativePathField } from './fields.js';
 import { BUILTIN_TOOLSETS, TOOL_NAME_PATTERN } from './names.js';
+import { PricingSchema } from './agent-schema.js';
 
 /** The child's own limits; each is also clamped by what the parent has left (docs/core-format.md). */
 export const AgentDefinitionLimitsSchema = z
@@ -19,6 +20,8 @@ const ChildModelSchema = z
   .object({
     provider: z.literal('scripted', { errorMap: () => ({ message: "must be 'scripted' (a child with a remote model uses the parent's model: leave model: out)" }) }),
     script: relativePathField('the core', 'agent/agents/summarizer.script.yaml'),
+    // What the script's `usage` would cost (offline cost tests); a remote child uses the parent's.
+    pricing: PricingSchema.optional(),
   })
   .strict();
 

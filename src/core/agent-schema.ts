@@ -36,12 +36,23 @@ const httpUrl = httpUrlField('https://api.example.com/v1', 'use api_key: { secre
 
 const modelOptions = z.record(z.string(), z.unknown()).default({});
 
+/**
+ * What the model costs, so the supervisor meters `limits.max_cost_usd` itself from the usage the
+ * provider reports (US dollars per million tokens). Without it a cost limit cannot be enforced on
+ * the local runtime, and a session that has one is refused.
+ */
+export const PricingSchema = z
+  .object({ input_usd_per_mtok: z.number().nonnegative().finite(), output_usd_per_mtok: z.number().nonnegative().finite() })
+  .strict();
+const pricing = PricingSchema.optional();
+
 /** The model provider: only the shape is checked here; providers validate their own options. */
 export const ModelConfigSchema = z.discriminatedUnion('provider', [
   z
     .object({
       provider: z.literal('scripted'),
       script: relativePathField('the core', 'script.yaml'),
+      pricing,
     })
     .strict(),
   z
@@ -51,6 +62,7 @@ export const ModelConfigSchema = z.discriminatedUnion('provider', [
       base_url: httpUrl.optional(),
       api_key: secretRef.optional(),
       options: modelOptions,
+      pricing,
     })
     .strict(),
   z
@@ -60,6 +72,7 @@ export const ModelConfigSchema = z.discriminatedUnion('provider', [
       base_url: httpUrl.optional(),
       api_key: secretRef.optional(),
       options: modelOptions,
+      pricing,
     })
     .strict(),
 ]);

@@ -20,6 +20,8 @@ const ScriptedTurnSchema = z
     user: z.string().min(1).max(65536).optional(),
     text: z.string().max(65536).optional(),
     tool_calls: z.array(ScriptedToolCallSchema).min(1).max(64).optional(),
+    // What the turn "used", as a provider would report it: lets an offline run meter cost.
+    usage: z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).strict().optional(),
   })
   .strict()
   .superRefine((t, ctx) => {

@@ -5,6 +5,7 @@ import type { HistoryItem, ModelProvider } from '../turns/model-provider.js';
 import { ProviderError } from '../turns/providers/errors.js';
 import { ScriptedProvider } from '../turns/scripted-provider.js';
 import { runTurn, type TurnResult } from '../turns/turn-engine.js';
+import { costMeter, type CostMeter } from '../turns/cost-meter.js';
 import type { ResolvedEffectCatalog } from '../catalog/index.js';
 import { boundOf } from './effect-bound.js';
 import { RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun, type RuntimeRunOptions, type RuntimeRunResult, type RuntimeSession } from './runtime-types.js';
@@ -21,6 +22,7 @@ export const localRuntime: AgentRuntime = {
   async prepare(s: RuntimeSession, o: { passThrough?: readonly string[] }): Promise<PreparedRun> {
     if ((o.passThrough ?? []).length > 0) throw new RuntimeSetupError('RUNTIME_ARGS_UNSUPPORTED', '--runtime-arg is for external runtimes; the local runtime takes none');
     const model = s.core.agent.model;
+    refuseUnmeteredCost(s);
     let provider: ModelProvider;
     try {
       if (model?.provider === 'scripted' && s.core.modelScript) provider = new ScriptedProvider(s.core.modelScript as never);
@@ -35,7 +37,8 @@ export const localRuntime: AgentRuntime = {
       if (err instanceof ProviderError) throw new RuntimeSetupError(err.code ?? 'PROVIDER', err.message);
       throw err;
     }
-    const turns = localTurns(s, provider);
+    const cost = meterFor(s);
+    const turns = localTurns(s, provider, cost);
     return {
       run: (r) => runLocal(turns, r),
       turn: (prompt, r) => {
@@ -47,8 +50,26 @@ export const localRuntime: AgentRuntime = {
   },
 };
 
+/**
+ * A cost limit the supervisor cannot meter is refused before anything runs: a remote model without
+ * model.pricing reports tokens, not dollars. (An offline script spends nothing.)
+ */
+function refuseUnmeteredCost(s: RuntimeSession): void {
+  const model = s.core.agent.model;
+  if (s.core.agent.limits.max_cost_usd === undefined || !model || model.provider === 'scripted' || model.pricing) return;
+  throw new RuntimeSetupError(
+    'COST_UNMETERED',
+    `agent.yaml limits.max_cost_usd is set, but model.pricing is not: the supervisor meters cost from the tokens the ${model.provider} provider reports and needs their prices. Add model.pricing: { input_usd_per_mtok: N, output_usd_per_mtok: N } (US dollars per million tokens) or remove the limit`,
+  );
+}
+
+/** The session's cost pool at the model's prices (none: the turn engine meters nothing). */
+function meterFor(s: RuntimeSession): CostMeter | null {
+  return s.costPool ? costMeter(s.core.agent.model?.pricing, s.costPool) : null;
+}
+
 /** The session's user turns on one provider: each is a stored turn of the session's conversation. */
-function localTurns(s: RuntimeSession, provider: ModelProvider) {
+function localTurns(s: RuntimeSession, provider: ModelProvider, cost: CostMeter | null) {
   // The scripted provider also plays the user: its `user:` items are the session's later turns.
   const scriptedUser = provider instanceof ScriptedProvider ? provider : null;
   const history = s.history as HistoryItem[];
@@ -65,6 +86,7 @@ function localTurns(s: RuntimeSession, provider: ModelProvider) {
         principal: s.principal,
         sessionId: s.sessionId,
         maxIterations: s.core.agent.limits.max_iterations ?? DEFAULT_MAX_ITERATIONS,
+        ...(cost ? { cost } : {}),
         signal: o.signal,
         history,
         ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),

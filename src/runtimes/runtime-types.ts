@@ -22,6 +22,8 @@ export interface RuntimeSession {
   stateDir: string;
   /** The conversation so far when resuming (model views). */
   history: unknown[];
+  /** The session's cost pool (limits.max_cost_usd and what its children reserved), for the local runtime's meter. */
+  costPool?: { left(): number; spend(usd: number): void };
 }
 
 /** What one runtime target makes callable: the granted operations, and the built-in tools of an

@@ -19,6 +19,7 @@ import type { SecretStore } from '../secrets/index.js';
 import { appendEvent, chainHead, type Database, type SessionStore, type TaskRecord } from '../store/index.js';
 import { RuntimeTaskWorker, type AgentTaskEnd } from '../tasks/index.js';
 import { createRemoteProvider, runTurn, ScriptedProvider, type ModelProvider, type TurnEvent } from '../turns/index.js';
+import { costMeter } from '../turns/cost-meter.js';
 import { mcpSecretResolver } from './secret-policy.js';
 
 /** What a child gets when neither its definition nor its parent's remainder says less. */
@@ -71,6 +72,16 @@ export class DelegationBudget {
     this.reserved.toolCalls += granted.toolCalls ?? 0;
     this.reserved.costUsd += granted.costUsd ?? 0;
     return granted;
+  }
+
+  /** A model request's cost, metered by the supervisor (turns/cost-meter.ts). */
+  spendCost(usd: number): void {
+    this.used.costUsd += usd;
+  }
+
+  /** The cost pool as a turn's CostMeter draws from it. */
+  costPool(): { left(): number; spend(usd: number): void } {
+    return { left: () => this.remaining().costUsd ?? Infinity, spend: (usd) => this.spendCost(usd) };
   }
 
   /** The child ended: its reservation is released and what it used is spent. */
@@ -187,6 +198,11 @@ function taggedApprover(fallback: Approver, lineage: readonly string[]): Approve
 /** The session layer's Delegator: one per session, at its depth, with its budget. */
 export class SessionDelegator implements Delegator {
   constructor(private readonly ctx: DelegationContext) {}
+
+  /** This session's budget: its own model requests draw their cost from it too. */
+  get budget(): DelegationBudget {
+    return this.ctx.budget;
+  }
 
   check(agent: string): void {
     const defs = this.ctx.core.agents ?? [];
@@ -326,6 +342,12 @@ export class SessionDelegator implements Delegator {
           // A runtime that brings its own model (claude-code) leaves the child none to borrow.
           throw new Error(`the child has no model: add model: to ${def.source.file} (agent.yaml has no remote model it could use)`);
         }
+        // The child's prices: its own script's, or the parent's model's it borrows. A reserved cost
+        // that cannot be metered (a remote model without prices) is refused before any request.
+        const pricing = def.modelScript ? def.model?.pricing : parentModel?.pricing;
+        if (granted.costUsd !== null && !def.modelScript && !pricing) {
+          throw new Error(`the child's cost share (${granted.costUsd} USD of limits.max_cost_usd) cannot be metered: agent.yaml's model has no pricing; add model.pricing to agent.yaml`);
+        }
         const provider: ModelProvider = def.modelScript ? new ScriptedProvider(def.modelScript as never) : await createRemoteProvider(parentModel as never, { secrets: ctx.secrets });
         opened.defer(async () => provider.close?.());
         const turnId = ctx.sessions.addTurn(scoped, child.id).id;
@@ -349,6 +371,7 @@ export class SessionDelegator implements Delegator {
             sessionId: child.id,
             maxIterations: granted.iterations ?? CHILD_DEFAULTS.iterations,
             budget: { iterationsLeft: () => childBudget.remaining().iterations ?? Infinity, toolCallsLeft: () => childBudget.remaining().toolCalls ?? Infinity },
+            cost: costMeter(pricing, childBudget.costPool()),
             signal: runSignal,
             history: [],
             onEvent,
@@ -361,7 +384,12 @@ export class SessionDelegator implements Delegator {
             turnStatus = 'completed';
           } else if (r.outcome === 'limit_hit') {
             status = 'budget_exhausted';
-            why = r.limit === 'tool_calls' ? `its ${granted.toolCalls} tool calls were used up (its own and its children's)` : `its ${granted.iterations} iterations were used up (its own and its children's)`;
+            why =
+              r.limit === 'tool_calls'
+                ? `its ${granted.toolCalls} tool calls were used up (its own and its children's)`
+                : r.limit === 'cost'
+                  ? `its ${granted.costUsd} USD were used up (its own model requests and its children's)`
+                  : `its ${granted.iterations} iterations were used up (its own and its children's)`;
           } else {
             status = wallHit ? 'budget_exhausted' : 'cancelled';
             why = wallHit ? `its ${granted.wallMs} ms of wall time ran out` : 'it was cancelled';

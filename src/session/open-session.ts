@@ -205,7 +205,7 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   recordDroppedTools(db, session.id, effects, droppedTools);
 
   // What a runtime runs in.
-  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history: session.history };
+  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history: session.history, costPool: delegation.budget.costPool() };
   let closing: Promise<void> | null = null;
   // runTurn's local runtime, prepared on first use; its provider (which may hold connections)
   // closes before everything the session owns.

@@ -12,9 +12,17 @@ export interface ModelToolCall {
   arguments: unknown;
 }
 
+/** Tokens one model request used, as the provider reported them. */
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface ModelTurn {
   text: string | null;
   toolCalls: ModelToolCall[];
+  /** Absent when the provider reported none. */
+  usage?: ModelUsage;
 }
 
 export type HistoryItem =

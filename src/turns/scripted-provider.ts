@@ -44,6 +44,7 @@ export class ScriptedProvider implements ModelProvider {
     return {
       text: turn.text ?? null,
       toolCalls: (turn.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${n + 1}_${i + 1}`, name: c.name, arguments: c.arguments })),
+      ...(turn.usage ? { usage: { inputTokens: turn.usage.input_tokens, outputTokens: turn.usage.output_tokens } } : {}),
     };
   }
 }

@@ -3,15 +3,17 @@
 // with text alone or the iteration limit is reached.
 import type { EffectOutcome, EffectRuntime } from '../effects/index.js';
 import type { HistoryItem, ModelProvider, ModelToolCall } from './model-provider.js';
+import type { CostMeter } from './cost-meter.js';
 
 export type TurnEvent =
   | { type: 'text_delta'; iteration: number; text: string }
-  | { type: 'assistant'; iteration: number; text: string | null; toolCalls: number; streamed: boolean }
+  | { type: 'assistant'; iteration: number; text: string | null; toolCalls: number; streamed: boolean; costUsd?: number }
   | { type: 'tool_call'; iteration: number; callId: string; name: string; arguments: unknown }
   | { type: 'tool_result'; iteration: number; outcome: EffectOutcome }
   | { type: 'unknown_tool'; iteration: number; callId: string; name: string }
   | { type: 'final'; iteration: number; text: string }
-  | { type: 'limit_hit'; iteration: number; limit: number };
+  /** `limit`: the count reached (iterations, or tool calls); `which`: the limit that stopped the turn. */
+  | { type: 'limit_hit'; iteration: number; limit: number; which: 'iterations' | 'tool_calls' | 'cost' };
 
 export interface TurnEngineOptions {
   runtime: EffectRuntime;
@@ -24,6 +26,11 @@ export interface TurnEngineOptions {
    * and what its children reserved both count); at zero the turn stops with limit_hit.
    */
   budget?: { iterationsLeft(): number; toolCallsLeft(): number };
+  /**
+   * The session's cost pool (limits.max_cost_usd, or a child's reserved share) and the model's
+   * prices: each request's usage is drawn from it, and at zero the turn stops with limit_hit.
+   */
+  cost?: CostMeter;
   deadlineMs?: number;
   signal?: AbortSignal;
   onEvent?: (e: TurnEvent) => void;
@@ -39,8 +46,8 @@ export interface TurnEngineOptions {
 
 export interface TurnResult {
   outcome: 'completed' | 'limit_hit' | 'cancelled';
-  /** With limit_hit: which limit (iterations unless maxToolCalls ran out). */
-  limit?: 'iterations' | 'tool_calls';
+  /** With limit_hit: which limit (iterations unless tool calls or cost ran out). */
+  limit?: 'iterations' | 'tool_calls' | 'cost';
   finalText: string | null;
   iterations: number;
   effects: { ok: number; failed: number };
@@ -75,8 +82,13 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
     await durable();
     if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration - 1, effects };
     if (o.budget && o.budget.iterationsLeft() <= 0) {
-      o.onEvent?.({ type: 'limit_hit', iteration: iteration - 1, limit: iteration - 1 });
+      o.onEvent?.({ type: 'limit_hit', iteration: iteration - 1, limit: iteration - 1, which: 'iterations' });
       return { outcome: 'limit_hit', limit: 'iterations', finalText: null, iterations: iteration - 1, effects };
+    }
+    // Money is spent by model requests: none is made once the pool is empty.
+    if (o.cost && o.cost.left() <= 0) {
+      o.onEvent?.({ type: 'limit_hit', iteration: iteration - 1, limit: iteration - 1, which: 'cost' });
+      return { outcome: 'limit_hit', limit: 'cost', finalText: null, iterations: iteration - 1, effects };
     }
     let streamed = false;
     const stream = { onText: (text: string) => ((streamed = true), o.onEvent?.({ type: 'text_delta', iteration, text })) };
@@ -88,8 +100,10 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
       if (o.signal?.aborted) return { outcome: 'cancelled', finalText: null, iterations: iteration, effects };
       throw err;
     }
+    const costUsd = o.cost && turn.usage ? o.cost.price(turn.usage) : null;
+    if (costUsd !== null) o.cost!.spend(costUsd);
     push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
-    o.onEvent?.({ type: 'assistant', iteration, text: turn.text, toolCalls: turn.toolCalls.length, streamed });
+    o.onEvent?.({ type: 'assistant', iteration, text: turn.text, toolCalls: turn.toolCalls.length, streamed, ...(costUsd !== null ? { costUsd } : {}) });
     if (turn.toolCalls.length === 0) {
       const text = turn.text ?? '';
       await durable();
@@ -111,12 +125,12 @@ export async function runTurn(prompt: string, o: TurnEngineOptions): Promise<Tur
     }
     if (overBudget) {
       await durable();
-      o.onEvent?.({ type: 'limit_hit', iteration, limit: effects.ok + effects.failed });
+      o.onEvent?.({ type: 'limit_hit', iteration, limit: effects.ok + effects.failed, which: 'tool_calls' });
       return { outcome: 'limit_hit', limit: 'tool_calls', finalText: null, iterations: iteration, effects };
     }
   }
   await durable();
-  o.onEvent?.({ type: 'limit_hit', iteration: o.maxIterations, limit: o.maxIterations });
+  o.onEvent?.({ type: 'limit_hit', iteration: o.maxIterations, limit: o.maxIterations, which: 'iterations' });
   return { outcome: 'limit_hit', limit: 'iterations', finalText: null, iterations: o.maxIterations, effects };
 }
 

@@ -85,6 +85,7 @@ export class AnthropicProvider implements ModelProvider {
     const blocks = new Map<number, Block>();
     let stop: string | null = null;
     let done = false;
+    const usage = { inputTokens: 0, outputTokens: 0, seen: false };
     for await (const ev of streamEvents(res, fail)) {
       const e = parseEvent(ev.data, fail);
       switch (e.type) {
@@ -104,9 +105,18 @@ export class AnthropicProvider implements ModelProvider {
           } else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') b.json += d.partial_json;
           break; // thinking and signature deltas are not part of a turn we act on
         }
+        case 'message_start':
+          addUsage(usage, ((e.message ?? {}) as Json).usage);
+          break;
         case 'message_delta': {
           const d = (e.delta ?? {}) as Json;
           if (typeof d.stop_reason === 'string') stop = d.stop_reason;
+          // output_tokens here is the message's running total, not an increment.
+          const u = (e.usage ?? {}) as Json;
+          if (typeof u.output_tokens === 'number' && Number.isFinite(u.output_tokens) && u.output_tokens >= 0) {
+            usage.outputTokens = u.output_tokens;
+            usage.seen = true;
+          }
           break;
         }
         case 'message_stop':
@@ -115,12 +125,12 @@ export class AnthropicProvider implements ModelProvider {
         case 'error':
           throw fail('provider.stream_error', `the stream reported an error: ${this.ctx.transport.serverMessage(JSON.stringify(e))}; run the turn again`);
         default:
-          break; // message_start, content_block_stop, ping, and event types added later
+          break; // content_block_stop, ping, and event types added later
       }
       if (done) break;
     }
     if (!done) throw fail('provider.stream_cut', 'the stream ended before message_stop; run the turn again');
-    return finish([...blocks.entries()].sort(([a], [b]) => a - b).map(([, b]) => b), stop, fail);
+    return withUsage(finish([...blocks.entries()].sort(([a], [b]) => a - b).map(([, b]) => b), stop, fail), usage);
   }
 
   /** A whole message object, for `stream: false` or a gateway that ignores `stream`. */
@@ -128,8 +138,27 @@ export class AnthropicProvider implements ModelProvider {
     if (j.type === 'error') throw fail('provider.stream_error', `the response reported an error: ${this.ctx.transport.serverMessage(JSON.stringify(j))}`);
     if (!Array.isArray(j.content)) throw fail('provider.bad_stream', 'the response has no content list; is model.base_url an Anthropic messages endpoint?');
     const blocks = (j.content as Json[]).map(blockOf);
-    return finish(blocks, typeof j.stop_reason === 'string' ? j.stop_reason : null, fail);
+    const usage = { inputTokens: 0, outputTokens: 0, seen: false };
+    addUsage(usage, j.usage);
+    return withUsage(finish(blocks, typeof j.stop_reason === 'string' ? j.stop_reason : null, fail), usage);
   }
+}
+
+type UsageTally = { inputTokens: number; outputTokens: number; seen: boolean };
+
+const tokens = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/** A usage object: input counts cache writes and reads too (they are billed input). */
+function addUsage(t: UsageTally, raw: unknown): void {
+  if (raw === null || typeof raw !== 'object') return;
+  const u = raw as Json;
+  t.inputTokens += tokens(u.input_tokens) + tokens(u.cache_creation_input_tokens) + tokens(u.cache_read_input_tokens);
+  t.outputTokens = Math.max(t.outputTokens, tokens(u.output_tokens));
+  t.seen = true;
+}
+
+function withUsage(turn: ModelTurn, t: UsageTally): ModelTurn {
+  return t.seen ? { ...turn, usage: { inputTokens: t.inputTokens, outputTokens: t.outputTokens } } : turn;
 }
 
 /** A content block as a stream's content_block_start or a whole message carries it. */

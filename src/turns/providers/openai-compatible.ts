@@ -2,7 +2,7 @@
 // speak it: our history and tool definitions in its format, its stream (or one JSON answer) back
 // into a ModelTurn. Tool-call arguments arrive as text pieces keyed by index; several calls may
 // stream side by side.
-import type { HistoryItem, ModelProvider, ModelStream, ModelToolCall, ModelTurn, ToolDefinition } from '../model-provider.js';
+import type { HistoryItem, ModelProvider, ModelStream, ModelToolCall, ModelTurn, ModelUsage, ToolDefinition } from '../model-provider.js';
 import { ProviderError } from './errors.js';
 import { readJsonBody, streamEvents, type ProviderContext } from './provider-context.js';
 import { fallbackCallId, parseToolArguments } from './tool-args.js';
@@ -53,6 +53,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
       model: settings.model,
       messages: openAIMessages(history, o.system),
       stream: o.stream,
+      // The usage chunk at the end of a stream: what the supervisor meters limits.max_cost_usd from.
+      ...(o.stream ? { stream_options: { include_usage: true } } : {}),
       ...(tools.length > 0 ? { tools: openAITools(tools) } : {}),
       ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
       ...(o.top_p !== undefined ? { top_p: o.top_p } : {}),
@@ -78,6 +80,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
       }
       const chunk = parseChunk(ev.data, fail);
       if (chunk.error !== undefined) throw fail('provider.stream_error', `the stream reported an error: ${this.ctx.transport.serverMessage(JSON.stringify(chunk))}`);
+      acc.addUsage(chunk.usage);
       const choices = Array.isArray(chunk.choices) ? (chunk.choices as Json[]) : [];
       const choice = choices[0];
       if (!choice) continue; // a usage-only chunk
@@ -104,6 +107,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
     const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as Json[]) : [];
     calls.forEach((c, i) => acc.addCallDelta({ ...c, index: i }, fail));
     acc.finish = typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop';
+    acc.addUsage(j.usage);
     return this.finish(acc, fail);
   }
 
@@ -114,13 +118,22 @@ export class OpenAICompatibleProvider implements ModelProvider {
     const toolCalls: ModelToolCall[] = [...acc.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, c]) => ({ id: c.id || fallbackCallId(), name: c.name, arguments: parseToolArguments(c.args) }));
-    return { text: acc.text === '' ? null : acc.text, toolCalls };
+    return { text: acc.text === '' ? null : acc.text, toolCalls, ...(acc.usage ? { usage: acc.usage } : {}) };
   }
 }
 
 class Accumulator {
   text = '';
   finish: string | null = null;
+  usage: ModelUsage | null = null;
+
+  /** `usage` of a chunk or a whole response (prompt_tokens, completion_tokens); the last one wins. */
+  addUsage(raw: unknown): void {
+    if (raw === null || typeof raw !== 'object') return;
+    const u = raw as Json;
+    const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+    this.usage = { inputTokens: n(u.prompt_tokens), outputTokens: n(u.completion_tokens) };
+  }
   readonly calls = new Map<number, { id: string; name: string; args: string }>();
 
   /** One tool-call piece: the first carries id and name, later ones more argument text. */

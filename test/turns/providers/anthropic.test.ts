@@ -131,4 +131,17 @@ describe('anthropic provider', () => {
     assert.equal((await (await provider()).next([{ role: 'user', content: 'x' }], [])).text, 'ok');
     assert.equal(server.received.length - from, 2);
   });
+  test('usage: message_start\'s input (cache writes and reads included) and message_delta\'s running output total; a whole message\'s too', async () => {
+    const start = { event: 'message_start', data: { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', content: [], model: 'm', stop_reason: null, usage: { input_tokens: 1000, cache_creation_input_tokens: 200, cache_read_input_tokens: 300, output_tokens: 1 } } } };
+    const delta = (n: number) => ({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: null }, usage: { output_tokens: n } } });
+    server.reply(
+      sse([start, ...an.text(0, 'hi'), delta(40), delta(90), { event: 'message_stop', data: { type: 'message_stop' } }]),
+      status(200, { type: 'message', role: 'assistant', content: [{ type: 'text', text: 'whole' }], stop_reason: 'end_turn', usage: { input_tokens: 7, output_tokens: 3 } }),
+      sse([an.start, ...an.text(0, 'x'), ...an.stop('end_turn')].map((e) => (e.event === 'message_start' ? { ...e, data: { type: 'message_start', message: { id: 'm', content: [] } } } : e.event === 'message_delta' ? { ...e, data: { type: 'message_delta', delta: { stop_reason: 'end_turn' } } } : e))),
+    );
+    const p = await provider();
+    assert.deepEqual((await p.next([{ role: 'user', content: 'x' }], [])).usage, { inputTokens: 1500, outputTokens: 90 });
+    assert.deepEqual((await p.next([{ role: 'user', content: 'x' }], [])).usage, { inputTokens: 7, outputTokens: 3 });
+    assert.equal((await p.next([{ role: 'user', content: 'x' }], [])).usage, undefined, 'no usage reported: none made up');
+  });
 });

@@ -207,4 +207,16 @@ describe('openai-compatible provider', () => {
     assert.equal(server.received.at(-1)!.body.stream, false);
     assert.deepEqual(turn, { text: null, toolCalls: [{ id: 'j1', name: 'terminal', arguments: { command: 'ls' } }] });
   });
+  test('usage: a streamed turn asks for the usage chunk (stream_options.include_usage) and reports its tokens; a whole answer\'s too', async () => {
+    server.reply(
+      sse([...oa.text('hi'), oa.finish('stop'), { data: { choices: [], usage: { prompt_tokens: 1200, completion_tokens: 80, total_tokens: 1280 } } }, oa.done]),
+      status(200, { choices: [{ index: 0, message: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2 } }),
+    );
+    const streamed = await (await provider()).next([{ role: 'user', content: 'x' }], []);
+    assert.deepEqual(server.received.at(-1)!.body.stream_options, { include_usage: true });
+    assert.deepEqual(streamed.usage, { inputTokens: 1200, outputTokens: 80 });
+    const whole = await (await provider({ stream: false })).next([{ role: 'user', content: 'x' }], []);
+    assert.equal(server.received.at(-1)!.body.stream_options, undefined, 'no stream, no stream_options');
+    assert.deepEqual(whole.usage, { inputTokens: 5, outputTokens: 2 });
+  });
 });
