@@ -15,7 +15,8 @@ const LAYERS = [
   ['session'],
   ['runtimes', 'turns'],
   ['effects'],
-  ['catalog', 'secrets', 'adapters'],
+  // evolve: the evolution runtime (git worktrees, gates, security diff) behind evolve_core.
+  ['catalog', 'secrets', 'adapters', 'evolve'],
   // The core loader and the policy layer are read by the catalog; neither needs anything above.
   ['core', 'policy'],
   // Background tasks run trees (process) and keep rows (store); adapters and the CLI drive them.
@@ -33,6 +34,11 @@ const SIBLING_IMPORTS = new Set([
   'core→policy',
   // The local runtime is the turn engine behind the one runtime interface; turns never imports runtimes.
   'runtimes→turns',
+  // evolve_core's adapter drives the evolution runtime; evolve never imports adapters.
+  'adapters→evolve',
+  // The evolution runtime's gate resolves the candidate's catalog with the catalog's own builder;
+  // the catalog never imports evolve.
+  'evolve→catalog',
 ]);
 const CHAIN = LAYERS.map((l) => l.join(', ')).join(' → ');
 const RANK = new Map();

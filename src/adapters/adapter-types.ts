@@ -58,6 +58,11 @@ export interface AdapterEnv {
    * what is left of the calling tool's deadline.
    */
   readonly agents?: { spawn(request: SpawnRequest, signal: AbortSignal, deadlineMs: number): Promise<SpawnAnswer> };
+  /**
+   * The core's authority changed (an evolve run was promoted): every remembered approval for this
+   * core's revision is dropped. Returns how many were.
+   */
+  readonly authority?: { coreChanged(): number };
   /** Who the effect runs for: background tasks and task tools are scoped to it. */
   readonly owner: { readonly principal: string; readonly sessionId: string };
   /** The operator's openings in the URL policy (agent.yaml `network`). */

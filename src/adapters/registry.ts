@@ -6,6 +6,7 @@ import { toolsListAdapter } from './builtin/tools-list-adapter.js';
 import { webExtractAdapter } from './builtin/web-extract-adapter.js';
 import { taskControlAdapter, taskListAdapter, taskStatusAdapter, yieldUntilAdapter } from './builtin/task-tools-adapter.js';
 import { delegateTaskAdapter } from './builtin/delegate-task-adapter.js';
+import { evolveCoreAdapter } from './builtin/evolve-core-adapter.js';
 import { sessionSearchAdapter } from './builtin/session-search-adapter.js';
 import { mcpCallAdapter } from './mcp/call-adapter.js';
 
@@ -19,6 +20,7 @@ export function adapterFor(adapterKey: string): EffectAdapter | undefined {
   if (adapterKey === 'builtin.yield_until') return yieldUntilAdapter;
   if (adapterKey === 'builtin.session_search') return sessionSearchAdapter;
   if (adapterKey === 'builtin.delegate_task') return delegateTaskAdapter;
+  if (adapterKey === 'builtin.evolve_core') return evolveCoreAdapter;
   if (adapterKey.startsWith('authored:')) return authoredAdapter;
   if (adapterKey.startsWith('mcp:')) return mcpCallAdapter;
   return undefined;

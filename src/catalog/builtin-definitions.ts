@@ -61,6 +61,35 @@ export const DELEGATE_TASK_INPUT_SCHEMA = {
   additionalProperties: false,
 } as const;
 
+/**
+ * evolve_core's input: one action on an evolve run. `edits` (start) replace or delete files of the
+ * core in the run's own worktree; promote and discard name the run and act on what its review showed.
+ */
+export const EVOLVE_CORE_INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    action: { type: 'string', enum: ['start', 'review', 'promote', 'discard'], description: 'start a run with edits; review, promote or discard a run.' },
+    run: { type: 'string', pattern: '^tk_[0-9a-f]{1,64}$', description: 'The run (its task id, from start) for review, promote and discard.' },
+    edits: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 64,
+      items: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', minLength: 1, maxLength: 512, description: 'A file of the core, relative to it.' },
+          content: { type: ['string', 'null'], maxLength: 262_144, description: 'The whole new content; null deletes the file.' },
+        },
+        required: ['path', 'content'],
+        additionalProperties: false,
+      },
+      description: 'start: the files to write in the run\'s worktree (never the live core).',
+    },
+  },
+  required: ['action'],
+  additionalProperties: false,
+} as const;
+
 export interface BuiltinDefinition {
   name: string;
   toolset: string;
@@ -184,6 +213,22 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
       approval: 'auto',
       risk: 'medium',
       adapterKey: 'builtin.delegate_task',
+    },
+  ],
+  // Evolution (issue 19): the agent edits a candidate of its own core; promotion is the operator's.
+  evolve: [
+    {
+      name: 'evolve_core',
+      toolset: 'evolve',
+      description:
+        'Change this agent\'s own core safely: start a run with file edits (in an isolated Git worktree, never the live core), review it ' +
+        '(files, gates, security diff), then promote it (the operator approves the security diff) or discard it.',
+      inputSchema: EVOLVE_CORE_INPUT_SCHEMA,
+      capability: 'core.evolve',
+      // review reads; start writes only its own worktree; promote and discard ask (the adapter's checks).
+      approval: 'auto',
+      risk: 'high',
+      adapterKey: 'builtin.evolve_core',
     },
   ],
   web: [

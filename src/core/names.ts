@@ -24,7 +24,7 @@ export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 
 /** Built-in toolsets a core may choose in agent.yaml `toolsets`. The catalog maps each to its tools. */
-export const BUILTIN_TOOLSETS = ['terminal', 'tasks', 'web', 'sessions', 'agents'] as const;
+export const BUILTIN_TOOLSETS = ['terminal', 'tasks', 'web', 'sessions', 'agents', 'evolve'] as const;
 export type BuiltinToolset = (typeof BUILTIN_TOOLSETS)[number];
 
 /** Upper bound for one file the loader reads; a core is configuration and small code, not data. */

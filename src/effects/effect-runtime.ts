@@ -258,6 +258,7 @@ export class EffectRuntime {
       network: this.network,
       owner: { principal: ctx.principal, sessionId: ctx.sessionId },
       ...(this.o.tasks ? { tasks: this.o.tasks } : {}),
+      authority: { coreChanged: () => this.o.broker.cache.invalidate({ coreRevision: this.o.catalog.core.revision }) },
       ...(this.o.delegation ? { delegation: this.o.delegation, agents: { spawn: (req, signal, deadlineMs) => this.spawnForTool(req, ctx, signal, deadlineMs) } } : {}),
     };
   }

@@ -215,6 +215,11 @@ export class TaskStore {
     this.q.setDelegation.run(childSessionId, text, id);
   }
 
+  /** Worker-internal: a task's metadata (an evolve run's state), the child session unchanged. */
+  setMetadata(id: string, metadata: Record<string, unknown>): void {
+    this.setDelegation(id, null, metadata);
+  }
+
   /** A session's tasks of one kind, oldest first (the subagents tree); another principal's session has none. */
   listKind(scope: PrincipalScope, sessionId: string, kind: string): TaskRecord[] {
     return (this.q.bySession.all(principalOf(scope), sessionId, kind) as TaskRow[]).map(taskOf);

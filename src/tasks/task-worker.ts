@@ -41,6 +41,8 @@ export class TaskLimitError extends Error {
 
 /** An agent.spawn task: a delegated child session run by `body` under the task's signal. */
 export interface AgentTaskSpec {
+  /** The task's kind: agent.spawn (a child agent) unless said (evolver.run: an evolve run). */
+  kind?: 'agent.spawn' | 'evolver.run';
   sessionId: string;
   turnId?: string | null;
   sourceTool: string;
@@ -209,7 +211,7 @@ export class RuntimeTaskWorker {
     const cap = spec.maxRunningInSession;
     const held = this.held.get(spec.sessionId) ?? 0;
     if (cap !== undefined && held >= cap) throw new TaskLimitError(cap);
-    const task = this.store.create(scope, { sessionId: spec.sessionId, turnId: spec.turnId ?? null, kind: 'agent.spawn', sourceTool: spec.sourceTool, summary: spec.summary }, this.o.supervisor.owner);
+    const task = this.store.create(scope, { sessionId: spec.sessionId, turnId: spec.turnId ?? null, kind: spec.kind ?? 'agent.spawn', sourceTool: spec.sourceTool, summary: spec.summary }, this.o.supervisor.owner);
     this.held.set(spec.sessionId, held + 1);
     this.store.setDelegation(task.id, null, spec.metadata);
     const controller = new AbortController();

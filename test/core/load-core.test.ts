@@ -72,7 +72,7 @@ describe('the example core', () => {
   });
 
   it('exports the builtin toolsets it validates against', () => {
-    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks', 'web', 'sessions', 'agents']);
+    assert.deepEqual([...BUILTIN_TOOLSETS], ['terminal', 'tasks', 'web', 'sessions', 'agents', 'evolve']);
   });
 });
 

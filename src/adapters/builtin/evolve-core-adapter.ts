@@ -1,0 +1,134 @@
+// evolve_core (issue 19): one action on an evolve run, through the eight steps like any effect.
+// The action and its target are the approval key's action (so approving promote of run A never
+// approves discard of A or promote of B), and promote's target is the hash of what the review
+// showed (candidate tree + security diff): a run changed after review cannot use that approval.
+// Step 4 reads only the store; git runs at step 7.
+import { createHash } from 'node:crypto';
+import { discardRun, EvolveError, promoteRun, reviewRun, startRun, type Edit, type EvolveRun } from '../../evolve/evolver.js';
+import { securitySummary } from '../../evolve/security-diff.js';
+import type { TaskRecord } from '../../store/index.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter, type InvokeEnv } from '../adapter-types.js';
+
+type Action = 'start' | 'review' | 'promote' | 'discard';
+interface Args {
+  action: Action;
+  run?: string;
+  edits?: Edit[];
+}
+
+function worker(env: AdapterEnv) {
+  if (!env.tasks) throw new AdapterUnavailableError('evolve_core runs need a task worker, and this runtime has none');
+  return env.tasks;
+}
+
+/** The caller's own evolve run (another principal's id reads as missing), as its task holds it. */
+function runOf(env: AdapterEnv, id: string | undefined): { task: TaskRecord; run: EvolveRun } {
+  if (!id) throw new AdapterCheckError('this action needs run: the task id evolve_core start returned');
+  const task = worker(env).get(env.owner, id);
+  const run = task?.kind === 'evolver.run' ? (task.metadata as unknown as EvolveRun | null) : null;
+  if (!task || !run || typeof run.review_hash !== 'string') throw new AdapterCheckError(`no evolve run ${JSON.stringify(id)} of yours; evolve_core start returns one`);
+  return { task, run };
+}
+
+const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(v), 'utf8').digest('hex');
+
+export const evolveCoreAdapter: EffectAdapter = {
+  preflight(_e, raw, env) {
+    const args = raw as Args;
+    switch (args.action) {
+      case 'start': {
+        if (!args.edits || args.edits.length === 0) throw new AdapterCheckError('start needs edits: [{ path, content }] (content null deletes)');
+        worker(env);
+        const paths = args.edits.map((e) => e.path);
+        return {
+          checks: [],
+          action: { kind: 'evolve.start', target: { core: env.core.dir, edits: digest(args.edits) } },
+          summary: `evolve ${env.core.dir}: edit ${paths.slice(0, 10).join(', ')}${paths.length > 10 ? ` and ${paths.length - 10} more` : ''} in a new worktree`,
+          audit: { action: 'start', paths },
+          background: true,
+        };
+      }
+      case 'review': {
+        const { run } = runOf(env, args.run);
+        return { checks: [], action: { kind: 'evolve.review', target: { run: run.id } }, summary: `review evolve run ${run.id}`, audit: { action: 'review', run: run.id } };
+      }
+      case 'promote': {
+        const { run } = runOf(env, args.run);
+        if (run.status !== 'ready') throw new AdapterCheckError(`run ${run.id} is ${run.status}; only a ready run (gates passed) can be promoted`);
+        const security = run.security ? securitySummary(run.security) : 'none';
+        return {
+          // Promotion changes the live core: the operator confirms it, security diff in view.
+          checks: [{ check: 'evolve.promote', classification: run.security?.empty ? 'core-change' : 'authority-change', minimum: 'prompt', reason: 'promotion changes the live core' }],
+          action: { kind: 'evolve.promote', target: { run: run.id, review_hash: run.review_hash } },
+          summary: `promote evolve run ${run.id} into ${run.ref} (${run.files.length} file(s): ${run.files.slice(0, 10).map((f) => `${f.change} ${f.path}`).join(', ')}); security diff: ${security}`,
+          audit: { action: 'promote', run: run.id, review_hash: run.review_hash, base: run.base, candidate: run.candidate },
+        };
+      }
+      case 'discard': {
+        const { run } = runOf(env, args.run);
+        return {
+          checks: [{ check: 'evolve.discard', classification: 'core-run', minimum: 'prompt', reason: 'discarding removes the run\'s worktree' }],
+          action: { kind: 'evolve.discard', target: { run: run.id } },
+          summary: `discard evolve run ${run.id} (its branch is kept under refs/evolve-archive/${run.id})`,
+          audit: { action: 'discard', run: run.id },
+        };
+      }
+      default:
+        throw new AdapterCheckError(`unknown action ${JSON.stringify(args.action)}; use start, review, promote or discard`);
+    }
+  },
+
+  async invoke(_e, raw, env) {
+    const args = raw as Args;
+    try {
+      switch (args.action) {
+        case 'start':
+          return await start(env, args.edits ?? []);
+        case 'review': {
+          const { run } = runOf(env, args.run);
+          const r = await reviewRun(run);
+          const view = { run: run.id, status: run.status, files: run.files, gates: run.gates, security: run.security, review_hash: run.review_hash, changed_since_start: r.changed_since_start, patch: r.patch, patch_truncated: r.truncated };
+          return { text: JSON.stringify(view, null, 2), isError: false, detail: { run: run.id, review_hash: run.review_hash, changed_since_start: r.changed_since_start } };
+        }
+        case 'promote': {
+          const { task, run } = runOf(env, args.run);
+          const moved = await promoteRun(run, run.review_hash);
+          worker(env).store.setMetadata(task.id, { ...run, status: 'promoted', promoted: { ...moved, at: Date.now() } });
+          // Authority granted for the old revision of this core is gone with it.
+          const dropped = env.authority?.coreChanged() ?? 0;
+          return { text: JSON.stringify({ run: run.id, promoted: true, ref: run.ref, old: moved.old, new: moved.new }), isError: false, detail: { run: run.id, ref: run.ref, old: moved.old, new: moved.new, approvals_dropped: dropped } };
+        }
+        case 'discard': {
+          const { task, run } = runOf(env, args.run);
+          const { archived } = await discardRun(run);
+          worker(env).store.setMetadata(task.id, { ...run, status: 'discarded', archived });
+          return { text: JSON.stringify({ run: run.id, discarded: true, archived }), isError: false, detail: { run: run.id, archived } };
+        }
+      }
+    } catch (err) {
+      if (err instanceof EvolveError) return { text: `[${err.code}] ${err.message}`, isError: true, detail: { code: err.code } };
+      throw err;
+    }
+    throw new AdapterCheckError('unknown action');
+  },
+};
+
+/** start: the run is an evolver.run task of this session; the call waits for its worktree, commit and gates. */
+async function start(env: InvokeEnv, edits: readonly Edit[]) {
+  const tasks = worker(env);
+  const { task, ended } = tasks.startAgent(
+    env.owner,
+    { kind: 'evolver.run', sessionId: env.owner.sessionId, sourceTool: 'evolve_core', summary: `evolve ${env.core.dir}: ${edits.length} edit(s)`, metadata: { edits: edits.map((e) => e.path) } },
+    async (t) => {
+      const run = await startRun({ live: env.core as never, runId: t.id, stateDir: env.supervisor.stateDir, principal: env.owner.principal, edits });
+      return { status: 'completed', reason: `run ${run.status}`, logTail: '', childSessionId: null, metadata: run as unknown as Record<string, unknown> };
+    },
+  );
+  const done = await ended;
+  const run = done.metadata as unknown as EvolveRun | null;
+  if (done.status !== 'completed' || !run || typeof run.review_hash !== 'string') {
+    return { text: `[EVOLVE_FAILED] ${done.reason}`, isError: true, detail: { run: task.id, reason: done.reason } };
+  }
+  const view = { run: run.id, status: run.status, files: run.files, gates: run.gates, security: run.security ? securitySummary(run.security) : null, review_hash: run.review_hash };
+  return { text: JSON.stringify(view, null, 2), isError: run.status !== 'ready', detail: { run: run.id, status: run.status, branch: run.branch, base: run.base, candidate: run.candidate } };
+}

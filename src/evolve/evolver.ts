@@ -1,0 +1,259 @@
+// The evolution runtime (issue 19): a run edits a candidate of the core in its own `git worktree`
+// on its own branch, never the live core; gates and the security diff are computed by the
+// supervisor from the parsed candidate; promotion is a compare-and-swap of the core's branch from
+// the reviewed base to the reviewed candidate, bound to the hash of what the review showed.
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { buildCatalog } from '../catalog/index.js';
+import { CoreLoadError, formatIssue, loadCore, type CoreSnapshot } from '../core/index.js';
+import { git, GitError, gitSucceeds } from './git.js';
+import { securityDiff, type SecurityDiff } from './security-diff.js';
+
+export class EvolveError extends Error {
+  constructor(
+    readonly code: 'EVOLVE_NOT_GIT' | 'EVOLVE_DETACHED' | 'EVOLVE_EDIT_REFUSED' | 'EVOLVE_STATE' | 'EVOLVE_CHANGED' | 'EVOLVE_DIRTY' | 'EVOLVE_RACE' | 'EVOLVE_GATES' | 'EVOLVE_GIT',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EvolveError';
+  }
+}
+
+/** Where the live core is in Git. */
+export interface CoreRepo {
+  /** The repository's top level (real path). */
+  top: string;
+  /** The core's folder inside it ('' when the core is the top level). */
+  prefix: string;
+  /** The branch the core is on (refs/heads/...): what promotion advances. */
+  ref: string;
+  /** Its commit now. */
+  head: string;
+}
+
+export interface Edit {
+  /** Relative to the core. */
+  path: string;
+  /** The new content; null deletes the file. */
+  content: string | null;
+}
+
+export interface Gate {
+  gate: 'core_loads' | 'catalog_resolves';
+  ok: boolean;
+  detail: string;
+}
+
+export type RunStatus = 'ready' | 'gates_failed' | 'promoted' | 'discarded';
+
+/** An evolve run as its task's metadata holds it. */
+export interface EvolveRun {
+  id: string;
+  status: RunStatus;
+  core_dir: string;
+  repo: string;
+  prefix: string;
+  ref: string;
+  base: string;
+  branch: string;
+  worktree: string;
+  candidate: string;
+  files: { path: string; change: 'added' | 'modified' | 'deleted' }[];
+  gates: Gate[];
+  security: SecurityDiff | null;
+  /** sha256 of (candidate tree, security diff): what an approval of promote is bound to. */
+  review_hash: string;
+  promoted?: { old: string; new: string; at: number };
+  archived?: string;
+}
+
+/** The core's repository, branch and commit; refuses a core outside Git or on a detached HEAD. */
+export async function coreRepo(coreDir: string): Promise<CoreRepo> {
+  let top: string;
+  try {
+    top = (await git(coreDir, ['rev-parse', '--show-toplevel'])).trim();
+  } catch {
+    throw new EvolveError('EVOLVE_NOT_GIT', `${coreDir} is not in a Git repository: evolve_core works on a core under version control (git init && git add -A && git commit in the core, or put it in a repository)`);
+  }
+  const realTop = fs.realpathSync(top);
+  const prefix = path.relative(realTop, fs.realpathSync(coreDir)).split(path.sep).join('/');
+  let ref: string;
+  try {
+    ref = (await git(realTop, ['symbolic-ref', '-q', 'HEAD'])).trim();
+  } catch {
+    throw new EvolveError('EVOLVE_DETACHED', `${realTop} has a detached HEAD: promotion advances a branch; check one out (git switch <branch>)`);
+  }
+  const head = (await git(realTop, ['rev-parse', 'HEAD'])).trim();
+  return { top: realTop, prefix, ref, head };
+}
+
+/** An edit's path as a path inside the core: relative, no '..', nothing under .git. */
+function checkedEditPath(p: string): string {
+  const norm = path.posix.normalize(p.replace(/\\/g, '/'));
+  if (p === '' || path.posix.isAbsolute(norm) || norm === '.' || norm.startsWith('../') || norm === '..' || norm.split('/').some((s) => s === '.git' || s === '')) {
+    throw new EvolveError('EVOLVE_EDIT_REFUSED', `edit path ${JSON.stringify(p.slice(0, 200))} is not a plain path inside the core (relative, no '..', nothing under .git)`);
+  }
+  return norm;
+}
+
+/**
+ * Writes one edit under `root` without following a symbolic link anywhere on the way: every
+ * existing component is lstat'ed, so a link the candidate holds cannot carry a write out of the
+ * worktree. (The kernel-enforced write scope for an agent's own edits is the sandbox tier's.)
+ */
+function applyEdit(root: string, rel: string, content: string | null): void {
+  const parts = rel.split('/');
+  let at = root;
+  for (const part of parts.slice(0, -1)) {
+    at = path.join(at, part);
+    const st = fs.lstatSync(at, { throwIfNoEntry: false });
+    if (!st) fs.mkdirSync(at);
+    else if (!st.isDirectory()) throw new EvolveError('EVOLVE_EDIT_REFUSED', `edit path ${rel}: ${path.relative(root, at)} is not a folder (a link or a file); the edit was refused`);
+  }
+  const file = path.join(root, rel);
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (st && !st.isFile()) throw new EvolveError('EVOLVE_EDIT_REFUSED', `edit path ${rel} is not a regular file (a link or a folder); the edit was refused`);
+  if (content === null) {
+    if (st) fs.unlinkSync(file);
+    return;
+  }
+  // O_NOFOLLOW: a link swapped in after the check is not followed either.
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o644);
+  try {
+    fs.writeSync(fd, content);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The gates, under the current policy: the candidate core loads and validates, its catalog resolves. */
+async function runGates(candidateDir: string, principal: string): Promise<{ gates: Gate[]; core: CoreSnapshot | null }> {
+  let core: CoreSnapshot;
+  try {
+    core = await loadCore(candidateDir);
+  } catch (err) {
+    const detail = err instanceof CoreLoadError ? err.issues.slice(0, 20).map(formatIssue).join('\n') : (err as Error).message;
+    return { gates: [{ gate: 'core_loads', ok: false, detail }], core: null };
+  }
+  const gates: Gate[] = [{ gate: 'core_loads', ok: true, detail: `revision ${core.revision.slice(0, 16)}` }];
+  try {
+    const catalog = buildCatalog({ core, principal });
+    gates.push({ gate: 'catalog_resolves', ok: true, detail: `${catalog.entries.length} tools` });
+  } catch (err) {
+    gates.push({ gate: 'catalog_resolves', ok: false, detail: (err as Error).message });
+  }
+  return { gates, core };
+}
+
+async function reviewHash(repo: string, commit: string, security: SecurityDiff | null): Promise<string> {
+  const tree = (await git(repo, ['rev-parse', `${commit}^{tree}`])).trim();
+  return createHash('sha256').update(JSON.stringify(['supervisor-evolve-review/1', tree, security]), 'utf8').digest('hex');
+}
+
+/**
+ * Starts a run: a worktree of the core's repository at the core's commit, on branch
+ * `evolve/<id>`, the edits applied and committed there, the gates and the security diff worked
+ * out. The live core and its branch are not touched.
+ */
+export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir: string; principal: string; edits: readonly Edit[] }): Promise<EvolveRun> {
+  const repo = await coreRepo(o.live.dir);
+  const edits = o.edits.map((e) => ({ path: checkedEditPath(e.path), content: e.content }));
+  const worktree = path.join(o.stateDir, 'evolve', o.runId);
+  const branch = `evolve/${o.runId}`;
+  fs.mkdirSync(path.dirname(worktree), { recursive: true, mode: 0o700 });
+  await git(repo.top, ['worktree', 'add', '--quiet', '-b', branch, worktree, repo.head]);
+  const candidateDir = path.join(worktree, repo.prefix);
+  for (const e of edits) applyEdit(candidateDir, e.path, e.content);
+  await git(worktree, ['add', '-A', '--', repo.prefix || '.']);
+  const changed = await gitSucceeds(worktree, ['diff', '--cached', '--quiet']).then((same) => !same);
+  if (changed) await git(worktree, ['commit', '--quiet', '--no-verify', '-m', `evolve ${o.runId}: ${edits.length} edit(s)`]);
+  const candidate = (await git(worktree, ['rev-parse', 'HEAD'])).trim();
+  const files = await changedFiles(repo.top, repo.head, candidate);
+  const { gates, core } = await runGates(candidateDir, o.principal);
+  const security = core ? securityDiff(o.live, core) : null;
+  return {
+    id: o.runId,
+    status: gates.every((g) => g.ok) ? 'ready' : 'gates_failed',
+    core_dir: o.live.dir,
+    repo: repo.top,
+    prefix: repo.prefix,
+    ref: repo.ref,
+    base: repo.head,
+    branch,
+    worktree,
+    candidate,
+    files,
+    gates,
+    security,
+    review_hash: await reviewHash(repo.top, candidate, security),
+  };
+}
+
+async function changedFiles(repo: string, from: string, to: string): Promise<EvolveRun['files']> {
+  const out = await git(repo, ['diff', '--name-status', '--no-renames', '-z', from, to]);
+  const parts = out.split('\0').filter(Boolean);
+  const files: EvolveRun['files'] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const s = parts[i]!;
+    files.push({ path: parts[i + 1]!, change: s === 'A' ? 'added' : s === 'D' ? 'deleted' : 'modified' });
+  }
+  return files;
+}
+
+/** The review: files, the patch (bounded), gates and security diff, and the hash an approval binds. */
+export async function reviewRun(run: EvolveRun, maxPatchChars = 64_000): Promise<{ run: EvolveRun; patch: string; truncated: boolean; current_hash: string; changed_since_start: boolean }> {
+  const head = (await git(run.repo, ['rev-parse', run.branch])).trim();
+  const patch = await git(run.repo, ['diff', '--no-color', '--no-ext-diff', run.base, run.candidate]);
+  const current = await reviewHash(run.repo, head, run.security);
+  return { run, patch: patch.slice(0, maxPatchChars), truncated: patch.length > maxPatchChars, current_hash: current, changed_since_start: head !== run.candidate || current !== run.review_hash };
+}
+
+/**
+ * Promotes a ready run: only if the candidate is still what the review showed (`expectedHash`),
+ * the worktree holds no later edit, and the live core has no uncommitted change; then
+ * `git update-ref <ref> <candidate> <base>` (a compare-and-swap: a branch that moved since the run
+ * started loses cleanly), and the live core's files follow (a two-tree read of base → candidate).
+ */
+export async function promoteRun(run: EvolveRun, expectedHash: string): Promise<{ old: string; new: string }> {
+  if (run.status !== 'ready') throw new EvolveError('EVOLVE_STATE', `run ${run.id} is ${run.status}; only a ready run (gates passed) can be promoted`);
+  const head = (await git(run.repo, ['rev-parse', run.branch])).trim();
+  const current = await reviewHash(run.repo, head, run.security);
+  if (head !== run.candidate || current !== expectedHash || expectedHash !== run.review_hash) {
+    throw new EvolveError('EVOLVE_CHANGED', `run ${run.id} changed after its review (its branch is at ${head.slice(0, 12)}, the review showed ${run.candidate.slice(0, 12)}); review it again`);
+  }
+  const worktreeDirty = (await git(run.worktree, ['status', '--porcelain', '--untracked-files=all'])).trim();
+  if (worktreeDirty) throw new EvolveError('EVOLVE_CHANGED', `run ${run.id}'s worktree has edits after its review (${worktreeDirty.split('\n').slice(0, 5).join(', ')}); discard them or start a new run`);
+  const liveDirty = (await git(run.repo, ['status', '--porcelain', '--untracked-files=no', '--', run.prefix || '.'])).trim();
+  if (liveDirty) throw new EvolveError('EVOLVE_DIRTY', `the live core has uncommitted changes (${liveDirty.split('\n').slice(0, 5).join(', ')}); commit or stash them before promoting`);
+  try {
+    await git(run.repo, ['update-ref', '-m', `supervisor evolve promote ${run.id}`, run.ref, run.candidate, run.base]);
+  } catch (err) {
+    if (err instanceof GitError) throw new EvolveError('EVOLVE_RACE', `${run.ref} is no longer at ${run.base.slice(0, 12)} (another promotion or commit moved it); nothing was changed. Start a new run from the current core`);
+    throw err;
+  }
+  try {
+    await git(run.repo, ['read-tree', '-u', '-m', run.base, run.candidate]);
+  } catch (err) {
+    // The files could not follow: put the branch back, so the ref and the files agree again.
+    await git(run.repo, ['update-ref', '-m', `supervisor evolve promote ${run.id}: undone`, run.ref, run.base, run.candidate]).catch(() => undefined);
+    throw new EvolveError('EVOLVE_GIT', `the live core's files could not be updated (${(err as Error).message}); ${run.ref} was put back at ${run.base.slice(0, 12)}`);
+  }
+  return { old: run.base, new: run.candidate };
+}
+
+/** Discards a run: its branch is kept under refs/evolve-archive/<id>, its worktree and branch removed. */
+export async function discardRun(run: EvolveRun): Promise<{ archived: string }> {
+  if (run.status === 'promoted' || run.status === 'discarded') throw new EvolveError('EVOLVE_STATE', `run ${run.id} is ${run.status} already`);
+  // Edits left in the worktree are kept: committed on the run's branch before it is archived.
+  if ((await git(run.worktree, ['status', '--porcelain', '--untracked-files=all'])).trim()) {
+    await git(run.worktree, ['add', '-A']);
+    await git(run.worktree, ['commit', '--quiet', '--no-verify', '-m', `evolve ${run.id}: uncommitted edits kept at discard`]);
+  }
+  const head = (await git(run.repo, ['rev-parse', run.branch])).trim();
+  const archived = `refs/evolve-archive/${run.id}`;
+  await git(run.repo, ['update-ref', archived, head]);
+  await git(run.repo, ['worktree', 'remove', '--force', run.worktree]);
+  await git(run.repo, ['branch', '--quiet', '-D', run.branch]);
+  return { archived };
+}
