@@ -37,6 +37,9 @@ Commands:
   approvals [show|approve|deny <id>]
                                     see and answer the approval requests a run without a terminal
                                     waits on
+  evolve [list|review|promote|discard <run>]
+                                    the evolve runs your agents started: review the security diff,
+                                    promote (bound to the review) or discard
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -109,6 +112,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return await (await import('./operator.js')).runCancel(rest);
     case 'approvals':
       return await (await import('./operator.js')).runApprovals(rest);
+    case 'evolve':
+      return await (await import('./evolve.js')).runEvolve(rest);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
   }

@@ -5,27 +5,14 @@
 // that core; each step is an audited effect with the old and new commit ids.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { git, removeRepos, repoCore, scratchDir } from './git-fixture.js';
 import Database from 'better-sqlite3';
 import { approvalDecision, openSession, type ApprovalRequest, type Approver } from '../../src/index.js';
 import { tempDir } from '../helpers/procs.js';
 
-const made: string[] = [];
-const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' }).trim();
-
-function repoCore(): string {
-  const repo = mkdtempSync(join(tmpdir(), 'evolve-tool-'));
-  made.push(repo);
-  git(repo, 'init', '--quiet');
-  writeFileSync(join(repo, 'agent.yaml'), 'name: self-editing\ntoolsets: [evolve, terminal]\ngrants: [core.evolve, terminal.exec]\napproval:\n  default: auto\n');
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '--quiet', '-m', 'init');
-  return repo;
-}
+const repo = (): string => repoCore('name: self-editing\ntoolsets: [evolve, terminal]\ngrants: [core.evolve, terminal.exec]\napproval:\n  default: auto\n');
 
 /** Answers yes, remembered ("always"), and keeps every request. */
 class Always implements Approver {
@@ -42,11 +29,11 @@ describe('evolve_core through the pipeline', () => {
   const state = tempDir('evolve-tool-state-');
   after(() => {
     state.remove();
-    for (const d of made) rmSync(d, { recursive: true, force: true });
+    removeRepos();
   });
 
   test('start, review, promote with the security diff in the prompt; one remembered approval authorizes exactly one action', async () => {
-    const core = repoCore();
+    const core = repo();
     const approver = new Always();
     const s = await openSession({ core, stateDir: state.path, approver });
     try {
@@ -98,8 +85,7 @@ describe('evolve_core through the pipeline', () => {
   });
 
   test('evolve_core needs the evolve toolset and core.evolve; a core outside Git gets the fix', async () => {
-    const plain = mkdtempSync(join(tmpdir(), 'evolve-plain-'));
-    made.push(plain);
+    const plain = scratchDir('evolve-plain-');
     mkdirSync(join(plain, 'x'));
     writeFileSync(join(plain, 'agent.yaml'), 'name: plain\ntoolsets: [evolve]\ngrants: [core.evolve]\n');
     const s = await openSession({ core: plain, stateDir: state.path, approver: new Always() });

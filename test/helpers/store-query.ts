@@ -14,3 +14,8 @@ export function query(state: string, sql: string, ...args: unknown[]): Row[] {
     db.close();
   }
 }
+
+/** A session's audit chain as an observer reads it: each event's kind and parsed payload, in order. */
+export function chainOf(state: string, session: string): { kind: string; payload: any }[] {
+  return query(state, 'SELECT kind, payload FROM runtime_events WHERE session_id = ? ORDER BY seq', session).map((e) => ({ kind: String(e.kind), payload: JSON.parse(String(e.payload)) }));
+}

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openStore, readEvents } from '../../src/store/index.js';
+import { openStore } from '../../src/store/index.js';
+import { chainOf } from '../helpers/store-query.js';
 import { CLI, fixture, markedPids, tempDir } from '../helpers/procs.js';
 import { runMain } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
@@ -27,14 +28,7 @@ const run = (args: string[], env: Record<string, string> = {}) =>
 // through `main(argv, io)`: the same code without a node start each (issue 17); every run is real.
 const verify = (dir: string, session: string) => runMain('audit', 'verify', '--session', session, '--json', '--state-dir', dir);
 const lines = (s: string): any[] => s.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-function chain(dir: string, session: string): { kind: string; payload: any }[] {
-  const db = openStore(join(dir, 'supervisor.db'));
-  try {
-    return readEvents(db, session, { limit: 10_000 }).map((e) => ({ kind: e.kind, payload: e.payload as any }));
-  } finally {
-    db.close();
-  }
-}
+const chain = chainOf;
 const core = (limits: string) =>
   makeCore({
     'agent.yaml': `name: ext\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n  default: auto\n  auto_approve: [read-only]\nlimits:${limits ? `\n${limits}` : ' {}'}\n`,

@@ -14,8 +14,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLAUDE_TOLERATED_INIT_TOOLS } from '../../src/runtimes/index.js';
-import { openStore, readEvents } from '../../src/store/index.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../helpers/fake-anthropic.js';
+import { chainOf } from '../helpers/store-query.js';
 import { CLI, markedPids, tempDir } from '../helpers/procs.js';
 import { runMain } from '../helpers/cli.js';
 
@@ -44,14 +44,7 @@ interface Ran {
 }
 
 const lines = (s: string): any[] => s.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-function chain(dir: string, session: string): { kind: string; payload: any }[] {
-  const db = openStore(join(dir, 'supervisor.db'));
-  try {
-    return readEvents(db, session, { limit: 10_000 }).map((e) => ({ kind: e.kind, payload: e.payload as any }));
-  } finally {
-    db.close();
-  }
-}
+const chain = chainOf;
 
 describe('run --runtime claude-code (the real CLI, a scripted model on loopback)', { skip }, () => {
   const state = tempDir('cc-real-');
