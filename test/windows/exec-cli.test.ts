@@ -24,7 +24,7 @@ test('exec --timeout kills a three-level tree on Windows and returns 124', { ski
     const out = JSON.parse(r.stdout.trim());
     assert.equal(out.reason, 'timeout');
     assert.equal(out.killed.survivors, 0);
-    assert.ok(out.killed.descendants >= 3, `the launcher's descendants were killed: ${JSON.stringify(out.killed)}`);
+    assert.ok(out.killed.descendants >= 3, `the tree's descendants were killed: ${JSON.stringify(out.killed)}`);
     assert.match(out.stdout.tail, /ready/, 'the whole tree was running before the timeout');
     const pids = [...out.stdout.tail.matchAll(/pid (\d+)/g)].map((m: RegExpMatchArray) => Number(m[1]));
     assert.equal(pids.length, 3);
