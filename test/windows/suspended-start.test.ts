@@ -157,8 +157,18 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     assert.equal(seen.ppid, tree.pid, 'the launcher started the command');
   });
 
-  test('SUPERVISOR_SPAWN=node chooses the launcher for every tree, and says why', () => {
+  test('SUPERVISOR_SPAWN=node chooses the launcher for every tree, and doctor says so', async () => {
     const choice = win.chooseStartPath({ SUPERVISOR_SPAWN: 'node' });
     assert.deepEqual(choice, { path: 'launcher', why: 'SUPERVISOR_SPAWN=node asks for Node spawn()' });
+    const { probeSpawnPath } = await import('../../src/process/spawn-path-probe.js');
+    const before = process.env.SUPERVISOR_SPAWN;
+    process.env.SUPERVISOR_SPAWN = 'node';
+    try {
+      const finding = await probeSpawnPath({ SUPERVISOR_SPAWN_ID: 'probe' });
+      assert.match(finding.detail, /^the Node launcher for every tree \(SUPERVISOR_SPAWN=node/);
+    } finally {
+      if (before === undefined) delete process.env.SUPERVISOR_SPAWN;
+      else process.env.SUPERVISOR_SPAWN = before;
+    }
   });
 });

@@ -44,7 +44,7 @@ interface JobState {
 export function chooseStartPath(env: NodeJS.ProcessEnv = process.env): WindowsStartChoice {
   if (env.SUPERVISOR_SPAWN === 'node') return { path: 'launcher', why: 'SUPERVISOR_SPAWN=node asks for Node spawn()' };
   if (attributeListSize() === 0) return { path: 'launcher', why: 'InitializeProcThreadAttributeList is missing, so no handle list could limit what the child inherits' };
-  return { path: 'suspended', why: 'CreateProcessW with a handle list, suspended until it is in its Job Object' };
+  return { path: 'suspended', why: 'PROC_THREAD_ATTRIBUTE_HANDLE_LIST is available, so the child inherits its three stdio handles and nothing else' };
 }
 
 export class Win32Platform implements ProcessPlatform {
