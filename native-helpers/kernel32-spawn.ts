@@ -175,73 +175,133 @@ export interface StartedProcess {
  * assignment fails the process is terminated before it ran and the error is thrown.
  */
 export function startSuspendedInJob(req: SuspendedStartRequest): StartedProcess {
-  const handles = [...new Set([req.stdin, req.stdout, req.stderr])];
-  const size = attributeListSize();
-  if (size === 0) throw new NativeHelperError('InitializeProcThreadAttributeList is not available: no explicit handle list can be given');
-  const attributes = new HeapBlock(size);
-  const handleList = new HeapBlock(8 * handles.length);
-  let initialized = false;
+  const start = new StartupBlock(req);
   try {
+    const r = call<number>('CreateProcessW', I32, CREATE_PROCESS_TYPES, start.createProcessArgs());
+    return assignAndResume(req, start.finish(r.value, r.lastError));
+  } finally {
+    start.release();
+  }
+}
+
+/**
+ * startSuspendedInJob with CreateProcessW itself on a thread of ffi-rs's own (Wine takes 60–100 ms
+ * in it; decision 86). The job assignment and the resume follow on the main thread, and until they
+ * have, the process is suspended: it runs nothing outside the job whatever the loop does meanwhile.
+ */
+export async function startSuspendedInJobAsync(req: SuspendedStartRequest): Promise<StartedProcess> {
+  const start = new StartupBlock(req);
+  try {
+    const r = (await (k32().load({
+      library: 'kernel32',
+      funcName: 'CreateProcessW',
+      retType: I32 as never,
+      paramsType: CREATE_PROCESS_TYPES as never,
+      paramsValue: start.createProcessArgs(),
+      errno: true,
+      runInNewThread: true,
+    }) as unknown as Promise<{ value: number; errnoCode: number }>));
+    return assignAndResume(req, start.finish(r.value, r.errnoCode));
+  } finally {
+    start.release();
+  }
+}
+
+const CREATE_PROCESS_TYPES = [U8Array, U8Array, BigIntT, BigIntT, I32, U32, U8Array, U8Array, U8Array, U8Array];
+
+/**
+ * Everything CreateProcessW reads, kept alive until release(): the attribute list and the handle
+ * array in native memory (the list points at the array), the startup info, the strings.
+ */
+class StartupBlock {
+  private readonly attributes: HeapBlock;
+  private readonly handleList: HeapBlock;
+  private initialized = false;
+  private readonly si = Buffer.alloc(112);
+  private readonly pi = Buffer.alloc(24);
+  private readonly strings: Buffer[];
+
+  constructor(private readonly req: SuspendedStartRequest) {
+    const handles = [...new Set([req.stdin, req.stdout, req.stderr])];
+    const size = attributeListSize();
+    if (size === 0) throw new NativeHelperError('InitializeProcThreadAttributeList is not available: no explicit handle list can be given');
+    this.attributes = new HeapBlock(size);
+    try {
+      this.handleList = new HeapBlock(8 * handles.length);
+    } catch (e) {
+      this.attributes.free();
+      throw e;
+    }
+    try {
+      this.fillAttributes(size, handles);
+    } catch (e) {
+      this.release();
+      throw e;
+    }
+    // STARTUPINFOEXW (112 bytes): StartupInfo.cb @0, dwFlags @60, hStdInput @80, hStdOutput @88,
+    // hStdError @96, lpAttributeList @104.
+    this.si.writeUInt32LE(this.si.length, 0);
+    this.si.writeUInt32LE(STARTF_USESTDHANDLES, 60);
+    this.si.writeBigUInt64LE(req.stdin, 80);
+    this.si.writeBigUInt64LE(req.stdout, 88);
+    this.si.writeBigUInt64LE(req.stderr, 96);
+    this.si.writeBigUInt64LE(this.attributes.address, 104);
+    this.strings = [
+      Buffer.from(`${req.application}\0`, 'utf16le'),
+      // CreateProcessW may write into the command line: it gets a buffer of its own.
+      Buffer.from(`${req.commandLine}\0`, 'utf16le'),
+      Buffer.from(`${req.cwd}\0`, 'utf16le'),
+    ];
+  }
+
+  private fillAttributes(size: number, handles: bigint[]): void {
     const sizeBuf = Buffer.alloc(8);
     sizeBuf.writeBigUInt64LE(BigInt(size));
-    const init = call<number>('InitializeProcThreadAttributeList', I32, [BigIntT, U32, U32, U8Array], [attributes.address, 1, 0, sizeBuf]);
+    const init = call<number>('InitializeProcThreadAttributeList', I32, [BigIntT, U32, U32, U8Array], [this.attributes.address, 1, 0, sizeBuf]);
     if (init.value === 0) throw new NativeHelperError(`InitializeProcThreadAttributeList failed: ${win32ErrorText(init.lastError)}`);
-    initialized = true;
+    this.initialized = true;
     const list = Buffer.alloc(8 * handles.length);
     handles.forEach((h, i) => list.writeBigUInt64LE(h, 8 * i));
-    handleList.write(list);
+    this.handleList.write(list);
     const upd = call<number>('UpdateProcThreadAttribute', I32, [BigIntT, U32, BigIntT, BigIntT, BigIntT, BigIntT, BigIntT], [
-      attributes.address,
+      this.attributes.address,
       0,
       PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
-      handleList.address,
+      this.handleList.address,
       BigInt(list.length),
       0n,
       0n,
     ]);
     if (upd.value === 0) throw new NativeHelperError(`UpdateProcThreadAttribute(HANDLE_LIST) failed: ${win32ErrorText(upd.lastError)}`);
-    return createAssignResume(req, attributes.address);
-  } finally {
-    if (initialized) call<undefined>('DeleteProcThreadAttributeList', Void, [BigIntT], [attributes.address]);
-    attributes.free();
-    handleList.free();
+  }
+
+  createProcessArgs(): unknown[] {
+    const flags = CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT | CREATE_NO_WINDOW;
+    const [application, commandLine, cwd] = this.strings;
+    // bInheritHandles is TRUE, and the handle list narrows it to the three stdio handles.
+    return [application, commandLine, 0n, 0n, 1, flags, this.req.environment, cwd, this.si, this.pi];
+  }
+
+  /** PROCESS_INFORMATION (hProcess @0, hThread @8, dwProcessId @16) once CreateProcessW succeeded. */
+  finish(created: number, code: number): { process: bigint; thread: bigint; pid: number } {
+    if (created === 0) {
+      const e = new NativeHelperError(`CreateProcessW ${this.req.application} failed: ${win32ErrorText(code)}`) as NativeHelperError & { winError: number };
+      e.winError = code;
+      throw e;
+    }
+    return { process: this.pi.readBigUInt64LE(0), thread: this.pi.readBigUInt64LE(8), pid: this.pi.readUInt32LE(16) };
+  }
+
+  release(): void {
+    if (this.initialized) call<undefined>('DeleteProcThreadAttributeList', Void, [BigIntT], [this.attributes.address]);
+    this.initialized = false;
+    this.attributes.free();
+    this.handleList.free();
   }
 }
 
-function createAssignResume(req: SuspendedStartRequest, attributeList: bigint): StartedProcess {
-  // STARTUPINFOEXW (112 bytes): StartupInfo.cb @0, dwFlags @60, hStdInput @80, hStdOutput @88,
-  // hStdError @96, lpAttributeList @104.
-  const si = Buffer.alloc(112);
-  si.writeUInt32LE(si.length, 0);
-  si.writeUInt32LE(STARTF_USESTDHANDLES, 60);
-  si.writeBigUInt64LE(req.stdin, 80);
-  si.writeBigUInt64LE(req.stdout, 88);
-  si.writeBigUInt64LE(req.stderr, 96);
-  si.writeBigUInt64LE(attributeList, 104);
-  // PROCESS_INFORMATION: hProcess @0, hThread @8, dwProcessId @16.
-  const pi = Buffer.alloc(24);
-  const flags = CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT | CREATE_NO_WINDOW;
-  const created = call<number>('CreateProcessW', I32, [U8Array, U8Array, BigIntT, BigIntT, I32, U32, U8Array, U8Array, U8Array, U8Array], [
-    Buffer.from(`${req.application}\0`, 'utf16le'),
-    // CreateProcessW may write into the command line: it gets a buffer of its own.
-    Buffer.from(`${req.commandLine}\0`, 'utf16le'),
-    0n,
-    0n,
-    1, // bInheritHandles: only what the handle list names
-    flags,
-    req.environment,
-    Buffer.from(`${req.cwd}\0`, 'utf16le'),
-    si,
-    pi,
-  ]);
-  if (created.value === 0) {
-    const e = new NativeHelperError(`CreateProcessW ${req.application} failed: ${win32ErrorText(created.lastError)}`) as NativeHelperError & { winError: number };
-    e.winError = created.lastError;
-    throw e;
-  }
-  const process = pi.readBigUInt64LE(0);
-  const thread = pi.readBigUInt64LE(8);
-  const pid = pi.readUInt32LE(16);
+function assignAndResume(req: SuspendedStartRequest, created: { process: bigint; thread: bigint; pid: number }): StartedProcess {
+  const { process, thread, pid } = created;
   try {
     const assigned = call<number>('AssignProcessToJobObject', I32, [BigIntT, BigIntT], [req.job, process]);
     if (assigned.value === 0) {

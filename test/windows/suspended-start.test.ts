@@ -69,6 +69,16 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     assert.equal(sup.records.get(tree.spawnId)!.pid, seen.pid, 'the spawn record names the command');
   });
 
+  test('spawnTreeAsync (CreateProcessW on a thread) starts the command itself too', async () => {
+    const tree = await sup.spawnTreeAsync({ command: process.execPath, args: [FIX('echo-argv.mjs'), 'a b', 'c"d'] });
+    const out = await tree.done;
+    const seen = JSON.parse(out.stdout.tail) as EchoedStart;
+    assert.equal(seen.pid, tree.pid);
+    assert.equal(seen.ppid, process.pid);
+    assert.deepEqual(seen.argv, ['a b', 'c"d']);
+    assert.equal(sup.records.get(tree.spawnId)!.status, 'exited');
+  });
+
   test('hostile arguments arrive exactly as given (MSVCRT quoting)', async () => {
     const { seen } = await echoed(HOSTILE_ARGS);
     assert.deepEqual(seen.argv, HOSTILE_ARGS);

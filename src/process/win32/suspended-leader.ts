@@ -7,7 +7,18 @@
 import { EventEmitter } from 'node:events';
 import type { PassThrough } from 'node:stream';
 import * as k32 from '../../../native-helpers/kernel32.js';
-import { startSuspendedInJob, duplicateInheritable, GENERIC_READ, openInheritable, stdHandle, STD_INPUT_HANDLE, waitSignalled } from '../../../native-helpers/kernel32-spawn.js';
+import {
+  duplicateInheritable,
+  GENERIC_READ,
+  openInheritable,
+  startSuspendedInJob,
+  startSuspendedInJobAsync,
+  stdHandle,
+  STD_INPUT_HANDLE,
+  waitSignalled,
+  type StartedProcess,
+  type SuspendedStartRequest,
+} from '../../../native-helpers/kernel32-spawn.js';
 import { noteDirectChild } from '../child-ledger.js';
 import { buildCommandLine, environmentBlock } from './command-line.js';
 import { openInboundPipe, type InboundPipe } from './inbound-pipe.js';
@@ -76,12 +87,53 @@ export class SuspendedLeader extends EventEmitter {
  * Throws with nothing left open (no process, no pipe) when any step fails.
  */
 export function startSuspendedLeader(application: string, args: readonly string[], o: SuspendedStartOptions): SuspendedLeader {
+  const handles = openLeaderHandles(application, args, o);
+  try {
+    return handles.leader(startSuspendedInJob(handles.request));
+  } catch (e) {
+    handles.abandon();
+    throw e;
+  } finally {
+    handles.closeChildEnds();
+  }
+}
+
+/** startSuspendedLeader with CreateProcessW on a thread (decision 86); the rest on the main thread. */
+export async function startSuspendedLeaderAsync(application: string, args: readonly string[], o: SuspendedStartOptions): Promise<SuspendedLeader> {
+  const handles = openLeaderHandles(application, args, o);
+  try {
+    return handles.leader(await startSuspendedInJobAsync(handles.request));
+  } catch (e) {
+    handles.abandon();
+    throw e;
+  } finally {
+    handles.closeChildEnds();
+  }
+}
+
+interface LeaderHandles {
+  request: SuspendedStartRequest;
+  leader(started: StartedProcess): SuspendedLeader;
+  /** The start failed: the supervisor's ends of the pipes go. */
+  abandon(): void;
+  /**
+   * The supervisor's copies of the child's handles, closed whatever happened, so that the pipes
+   * end when the tree's last writer does (the child has its own copies, or does not exist).
+   */
+  closeChildEnds(): void;
+}
+
+function openLeaderHandles(application: string, args: readonly string[], o: SuspendedStartOptions): LeaderHandles {
   const commandLine = buildCommandLine(application, args);
   const environment = environmentBlock(o.env);
-  // The supervisor's copies of the child's handles: closed whatever happens, so that the pipes end
-  // when the tree's last writer does (the child has its own copies, or does not exist).
   const childEnds: bigint[] = [];
   const streams: PassThrough[] = [];
+  const closeChildEnds = (): void => {
+    for (const h of childEnds.splice(0)) k32.closeHandle(h);
+  };
+  const abandon = (): void => {
+    for (const s of streams) s.destroy();
+  };
   const pipe = (): InboundPipe => {
     const p = openInboundPipe();
     childEnds.push(p.childEnd);
@@ -93,13 +145,16 @@ export function startSuspendedLeader(application: string, args: readonly string[
     childEnds.push(stdin);
     const out = pipe();
     const err = pipe();
-    const started = startSuspendedInJob({ application, commandLine, environment, cwd: o.cwd, stdin, stdout: out.childEnd, stderr: err.childEnd, job: o.job });
-    return new SuspendedLeader(started.pid, started.process, out.stream, err.stream);
+    return {
+      request: { application, commandLine, environment, cwd: o.cwd, stdin, stdout: out.childEnd, stderr: err.childEnd, job: o.job },
+      leader: (started) => new SuspendedLeader(started.pid, started.process, out.stream, err.stream),
+      abandon,
+      closeChildEnds,
+    };
   } catch (e) {
-    for (const s of streams) s.destroy();
+    abandon();
+    closeChildEnds();
     throw e;
-  } finally {
-    for (const h of childEnds) k32.closeHandle(h);
   }
 }
 

@@ -12,7 +12,7 @@ import * as k32 from '../../../native-helpers/kernel32.js';
 import { attributeListSize } from '../../../native-helpers/kernel32-spawn.js';
 import { debugOn, debugTree } from '../debug-log.js';
 import type { LeaderSpawnOptions, PlatformCapabilities, PrepareOptions, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
-import { startSuspendedLeader, SuspendedLeader } from './suspended-leader.js';
+import { startSuspendedLeader, startSuspendedLeaderAsync, SuspendedLeader } from './suspended-leader.js';
 import type { StartMarker } from '../types.js';
 
 const LAUNCHER = fileURLToPath(new URL('./job-launcher-entry.js', import.meta.url));
@@ -106,6 +106,16 @@ export class Win32Platform implements ProcessPlatform {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended') return null;
     return startSuspendedLeader(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+  }
+
+  /**
+   * spawnLeader with CreateProcessW on a thread (start(): background tasks), unless
+   * SUPERVISOR_SPAWN=main-thread. Null for trees that take the launcher.
+   */
+  spawnLeaderAsync(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
+    const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
+    if (state?.start !== 'suspended' || process.env.SUPERVISOR_SPAWN === 'main-thread') return null;
+    return startSuspendedLeaderAsync(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
   }
 
   adopt(spawnId: string, child: ChildProcess): void {
