@@ -161,6 +161,40 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     }
   });
 
+  test('an output pipe reads only the connection that presents its token: a stranger connected first can neither inject nor steal', async () => {
+    const { serveTokenPipe } = await import('../../src/process/win32/inbound-pipe.js');
+    const k32 = await import('../../native-helpers/kernel32.js');
+    const { GENERIC_WRITE, openInheritable, writeAll } = await import('../../native-helpers/kernel32-spawn.js');
+    const { connect } = await import('node:net');
+    const { randomBytes } = await import('node:crypto');
+    const name = `\\\\.\\pipe\\supervisor-test-${randomBytes(8).toString('hex')}`;
+    const token = randomBytes(16);
+    const stream = serveTokenPipe(name, token);
+    let read = '';
+    stream.on('data', (c: Buffer) => (read += c.toString()));
+    const ended = new Promise<void>((r) => stream.once('end', () => r()));
+    // Strangers connect by name before the child's end exists: one forges a token and writes, one only listens.
+    const forger = connect(name);
+    forger.on('error', () => {});
+    await new Promise<void>((r) => forger.once('connect', () => r()));
+    forger.write(Buffer.concat([randomBytes(16), Buffer.from('injected')]));
+    const listener = connect(name);
+    let stolen = '';
+    listener.on('data', (c: Buffer) => (stolen += c.toString()));
+    listener.on('error', () => {});
+    await sleep(300);
+    // The real end, written as openInboundPipe and then the child do.
+    const end = openInheritable(name, GENERIC_WRITE);
+    writeAll(end, token);
+    writeAll(end, Buffer.from('from the child'));
+    k32.closeHandle(end);
+    await ended;
+    assert.equal(read, 'from the child', 'only the token holder is read, token removed');
+    assert.equal(stolen, '');
+    forger.destroy();
+    listener.destroy();
+  });
+
   test('a tree with a stdin pipe still goes through the launcher, which is then the leader', async () => {
     const { tree, seen } = await echoed([], { stdin: 'pipe' });
     assert.notEqual(seen.pid, tree.pid);

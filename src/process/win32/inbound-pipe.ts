@@ -12,6 +12,8 @@ import { GENERIC_WRITE, openInheritable, writeAll } from '../../../native-helper
 const TOKEN_BYTES = 16;
 
 export interface InboundPipe {
+  /** `\\.\pipe\...`: visible to every local process, which is why the token exists. */
+  name: string;
   /** The child's end: inheritable, write-only. The caller closes it once the child has its copy. */
   childEnd: bigint;
   /** What the child writes, token removed; destroying it closes the pipe. */
@@ -21,6 +23,25 @@ export interface InboundPipe {
 export function openInboundPipe(): InboundPipe {
   const name = `\\\\.\\pipe\\supervisor-${process.pid}-${randomBytes(16).toString('hex')}`;
   const token = randomBytes(TOKEN_BYTES);
+  const stream = serveTokenPipe(name, token);
+  let childEnd = 0n;
+  try {
+    childEnd = openInheritable(name, GENERIC_WRITE);
+    writeAll(childEnd, token);
+  } catch (e) {
+    if (childEnd !== 0n) closeHandle(childEnd);
+    stream.destroy();
+    throw e;
+  }
+  return { name, childEnd, stream };
+}
+
+/**
+ * Serves the pipe `name` (listening before this returns) and reads the first connection whose
+ * first bytes are `token`, without them; the others are dropped. Exported for the test that
+ * connects a stranger first.
+ */
+export function serveTokenPipe(name: string, token: Buffer): PassThrough {
   // As large as a Linux leader's pipe: a fast writer is not held up by the copy into this stream.
   const stream = new PassThrough({ highWaterMark: 64 * 1024 });
   const server = createServer();
@@ -37,17 +58,17 @@ export function openInboundPipe(): InboundPipe {
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       head = Buffer.concat([head, chunk]);
-      if (head.length < TOKEN_BYTES) return;
+      if (head.length < token.length) return;
       socket.off('data', onData);
       socket.pause();
-      if (verified !== null || !timingSafeEqual(head.subarray(0, TOKEN_BYTES), token)) {
+      if (verified !== null || !timingSafeEqual(head.subarray(0, token.length), token)) {
         candidates.delete(socket);
         socket.destroy();
         return;
       }
       verified = socket;
       stopAccepting();
-      if (head.length > TOKEN_BYTES) stream.write(head.subarray(TOKEN_BYTES));
+      if (head.length > token.length) stream.write(head.subarray(token.length));
       socket.on('error', (err) => stream.destroy(err));
       socket.pipe(stream);
     };
@@ -64,14 +85,5 @@ export function openInboundPipe(): InboundPipe {
     verified?.destroy();
   });
   server.listen(name);
-  let childEnd = 0n;
-  try {
-    childEnd = openInheritable(name, GENERIC_WRITE);
-    writeAll(childEnd, token);
-  } catch (e) {
-    if (childEnd !== 0n) closeHandle(childEnd);
-    stream.destroy();
-    throw e;
-  }
-  return { childEnd, stream };
+  return stream;
 }
