@@ -28,6 +28,7 @@ test('exec --timeout kills a three-level tree on Windows and returns 124', { ski
     assert.match(out.stdout.tail, /ready/, 'the whole tree was running before the timeout');
     const pids = [...out.stdout.tail.matchAll(/pid (\d+)/g)].map((m: RegExpMatchArray) => Number(m[1]));
     assert.equal(pids.length, 3);
+    assert.equal(out.pid, pids[0], "the pid exec reports is the command's own (suspended start, decision 85)");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
