@@ -33,3 +33,18 @@ test('exec --timeout kills a three-level tree on Windows and returns 124', { ski
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("exec at a terminal hands the command the supervisor's own stdin (an inheritable duplicate in the handle list)", { skip: SKIP, timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'supervisor-win-exec-'));
+  try {
+    const r = spawnSync(process.execPath, [CLI, 'exec', '--state-dir', dir, '--', process.execPath, '-e', "process.stdin.on('data', (c) => process.stdout.write('got:' + c))"], {
+      encoding: 'utf8',
+      input: 'hello from stdin',
+      timeout: 50_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /got:hello from stdin/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
