@@ -30,14 +30,15 @@ const U8Array = 10;
 const BigIntT = 16;
 const U32 = 20;
 
-function k32(): FfiModule {
+export function k32(): FfiModule {
   if (process.platform !== 'win32') {
     throw new NativeHelperError(`native-helpers/kernel32: Windows only, not ${process.platform}`);
   }
   return openLibrary('native-helpers/kernel32', 'kernel32', 'kernel32.dll');
 }
 
-function call<T>(funcName: string, retType: number, paramsType: number[], paramsValue: unknown[]): Win32Result<T> {
+/** One kernel32 call with GetLastError captured by ffi-rs (kernel32-spawn.ts shares it). */
+export function call<T>(funcName: string, retType: number, paramsType: number[], paramsValue: unknown[]): Win32Result<T> {
   const r = k32().load({
     library: 'kernel32',
     funcName,

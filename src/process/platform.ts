@@ -45,12 +45,18 @@ export interface PlatformCapabilities {
   cgroup: boolean;
 }
 
+export interface PrepareOptions {
+  offLoop?: boolean;
+  plain?: boolean;
+}
+
 /** What a tree uses of its leader's ChildProcess, for a leader Node did not spawn. */
 export interface SpawnedLeader {
   readonly pid: number;
   readonly stdin: null;
-  readonly stdout: import('node:net').Socket;
-  readonly stderr: import('node:net').Socket;
+  /** A socket on Linux (the pipe itself); a stream fed by the named pipe's socket on Windows. */
+  readonly stdout: import('node:stream').Readable;
+  readonly stderr: import('node:stream').Readable;
   readonly stdio: readonly unknown[];
   readonly exitCode: number | null;
   readonly signalCode: NodeJS.Signals | null;
@@ -66,6 +72,8 @@ export interface LeaderSpawnOptions {
   env: Readonly<Record<string, string>>;
   /** /dev/null (default), or the supervisor's own stdin (`exec` at a terminal). */
   stdin?: 'ignore' | 'inherit';
+  /** The tree being started (Windows: whose Job Object the leader enters before it runs). */
+  spawnId?: string;
 }
 
 /**
@@ -84,8 +92,10 @@ export interface ProcessPlatform {
    * `offLoop`: name the group now but make it in `ready()`, off the event loop (a mkdir in a
    * cgroup filesystem waits for the kernel's cgroup_mutex, which a starved leader entering its
    * own cgroup can hold for as long as it waits for a CPU).
+   * `plain`: the tree has the shape spawnLeader can start (stdin ignored or inherited, two output
+   * pipes, nothing else); Windows then starts the command itself, suspended, instead of a launcher.
    */
-  prepareSpawn(spawnId: string, command: string, args: readonly string[], o?: { offLoop?: boolean }): PreparedSpawn;
+  prepareSpawn(spawnId: string, command: string, args: readonly string[], o?: PrepareOptions): PreparedSpawn;
   /**
    * Called synchronously once spawn() returned a pid, before the child may run the command (the
    * Windows launcher waits for it). Throws to refuse the tree; the caller then kills the child.

@@ -1,5 +1,5 @@
-// For `doctor`: which way this machine starts a tree's leader (decisions 58 and 59), found by
-// starting and reaping one child on each native path.
+// For `doctor`: which way this machine starts a tree's leader (decisions 58, 59 and, on Windows, 85),
+// found by starting and reaping one child on each native path.
 import { spawnNative, spawnNativeAsync, type NativeChild } from './linux/posix-spawn-leader.js';
 import { libcAvailable } from '../../native-helpers/libc.js';
 
@@ -15,7 +15,8 @@ const NODE_ONLY = 'trees with a stdin pipe, IPC or a data channel (tool hosts, M
  * reported as such. `env` must carry the caller's probe marker, so a stray child can be found.
  */
 export async function probeSpawnPath(env: Readonly<Record<string, string>>): Promise<SpawnPathFinding> {
-  if (process.platform !== 'linux') return { ok: true, detail: `Node spawn() for every tree (posix_spawn is used on Linux only); ${NODE_ONLY}` };
+  if (process.platform === 'win32') return (await import('./win32/start-path-probe.js')).probeWindowsStartPath(env);
+  if (process.platform !== 'linux') return { ok: true, detail: `Node spawn() for every tree (the native starts are posix_spawn on Linux and a suspended CreateProcessW on Windows); ${NODE_ONLY}` };
   if (process.env.SUPERVISOR_SPAWN === 'node') return { ok: true, detail: `Node spawn() for every tree (SUPERVISOR_SPAWN=node): each start forks the supervisor` };
   if (!libcAvailable()) return { ok: false, detail: `Node spawn() for every tree: ffi-rs or libc could not be loaded (see ffi), so each start forks the supervisor` };
   const mainThread = await exitsWith7(() => spawnNative('/bin/sh', ['-c', 'exit 7'], { cwd: '/', env }));

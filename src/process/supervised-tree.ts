@@ -59,8 +59,8 @@ export function serializeMarker(m: StartMarker): string {
 }
 
 type StopReason = 'cancelled' | 'timeout' | 'failed';
-/** How the leader was started, for the debug log: posix_spawn on a thread, on the main thread, or Node's spawn(). */
-type SpawnPath = 'posix_spawn-thread' | 'posix_spawn-main' | 'node';
+/** How the leader was started, for the debug log: posix_spawn on a thread, on the main thread, CreateProcessW suspended (Windows), or Node's spawn(). */
+type SpawnPath = 'posix_spawn-thread' | 'posix_spawn-main' | 'win32-suspended' | 'node';
 
 export class LiveTree implements SupervisedTree {
   readonly spawnId: string;
@@ -132,7 +132,7 @@ export class LiveTree implements SupervisedTree {
     const stdin = opts.stdin ?? 'ignore';
     const plainShape = (stdin === 'ignore' || stdin === 'inherit') && !opts.channel;
     const offLoop = deferred && plainShape && ctx.platform.spawnLeaderAsync !== undefined;
-    const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop });
+    const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop, plain: plainShape });
     this.prepared = prepared;
     this.spawnId = spawnId;
     this.cgroup = prepared.cgroup;
@@ -175,8 +175,8 @@ export class LiveTree implements SupervisedTree {
     }
     let child: ChildProcess | SpawnedLeader;
     try {
-      const native = (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: this.plainStdin! }) : null) ?? null;
-      if (native) this.spawnPath = 'posix_spawn-main';
+      const native = (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: this.plainStdin!, spawnId }) : null) ?? null;
+      if (native) this.spawnPath = nativePath(ctx.platform);
       child =
         native ??
         spawn(prepared.command, prepared.args, {
@@ -247,13 +247,13 @@ export class LiveTree implements SupervisedTree {
     starting?.add(tree);
     try {
       await tree.prepared.ready?.();
-      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin! });
+      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin!, spawnId: tree.spawnId });
       if (p) {
         child = await p;
         tree.spawnPath = 'posix_spawn-thread';
       } else {
-        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin! }) ?? null;
-        if (native) tree.spawnPath = 'posix_spawn-main';
+        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin!, spawnId: tree.spawnId }) ?? null;
+        if (native) tree.spawnPath = nativePath(ctx.platform);
         child = native ?? tree.nodeSpawn();
       }
     } catch (cause) {
@@ -607,6 +607,11 @@ export class LiveTree implements SupervisedTree {
     this.ctx.settled(this);
     return outcome;
   }
+}
+
+/** The synchronous native start's name in the debug log. */
+function nativePath(platform: ProcessPlatform): SpawnPath {
+  return platform.name === 'win32' ? 'win32-suspended' : 'posix_spawn-main';
 }
 
 function closed(stream: NodeJS.ReadableStream): Promise<void> {

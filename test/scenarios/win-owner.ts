@@ -1,16 +1,19 @@
 // A supervisor process that owns one tree and then waits to be killed: the Windows test kills this
 // process hard and checks that the kernel, closing the job handle, kills the tree.
+// Usage: win-owner.js STATE_DIR [plain]. Plain: stdin NUL, so the tree is started suspended as the
+// command itself; otherwise a stdin pipe, so through the launcher.
 import { fileURLToPath } from 'node:url';
 import { ProcessSupervisor } from '../../src/process/index.js';
 
 const stateDir = process.argv[2]!;
+const plain = process.argv[3] === 'plain';
 const fixture = fileURLToPath(new URL('../../../test/fixtures/node-tree.mjs', import.meta.url));
 const sup = ProcessSupervisor.open({ stateDir });
 let out = '';
 const tree = sup.spawnTree({
   command: process.execPath,
   args: [fixture, '3', '--ignore-stdin-end'],
-  stdin: 'pipe',
+  stdin: plain ? 'ignore' : 'pipe',
   onStdout: (c) => {
     out += c.toString();
     if (out.includes('ready')) {

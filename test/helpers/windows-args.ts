@@ -1,0 +1,26 @@
+// Arguments that a naive Windows command line would mangle: blanks, quotes, backslash runs before
+// a quote or the end, cmd.exe's metacharacters (which must stay literal: no shell runs), empty ones.
+export const HOSTILE_ARGS = [
+  '',
+  'plain',
+  'with space',
+  'tab\there',
+  'new\nline',
+  'say "hi"',
+  '"',
+  '""',
+  'trailing\\',
+  'trailing space\\',
+  'trailing two\\\\',
+  '\\"',
+  '\\\\"',
+  'a\\\\\\"b',
+  'C:\\Program Files\\x\\',
+  '%PATH%',
+  '%',
+  '^&|<>()',
+  '-e',
+  '--flag=value with space',
+  'ünïcødé ✓',
+  ' ',
+];

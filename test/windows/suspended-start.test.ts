@@ -1,0 +1,218 @@
+// The suspended start on Windows (issue 22), here under Wine: a plain tree's leader is the command
+// itself, created suspended by CreateProcessW, put into the tree's Job Object, then resumed. The
+// tests check what that promises: the pid the supervisor reports is the command's and its parent is
+// the supervisor; a child that starts a grandchild at once and exits leaves it in the job, where
+// the tree's end kills it; exit codes, stdout and stderr come through; hostile arguments arrive
+// exactly; the kernel kills the tree when the supervisor dies. Trees that talk over stdio still
+// use the launcher. Run: npm run test:windows (docs/windows-under-wine.md).
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HOSTILE_ARGS } from '../helpers/windows-args.js';
+
+const SKIP = process.platform === 'win32' ? false : `Windows only (process.platform is ${process.platform}); run it under Wine with npm run test:windows`;
+const FIX = (name: string): string => fileURLToPath(new URL(`../../../test/fixtures/${name}`, import.meta.url));
+
+interface EchoedStart {
+  pid: number;
+  ppid: number;
+  argv: string[];
+}
+
+describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
+  let mod: typeof import('../../src/process/index.js');
+  let win: typeof import('../../src/process/win32/win32-platform.js');
+  let platform: import('../../src/process/win32/win32-platform.js').Win32Platform;
+  let sup: import('../../src/process/index.js').ProcessSupervisor;
+  let dir: string;
+  const watched: Array<{ pid: number; marker: import('../../src/process/index.js').StartMarker }> = [];
+
+  before(async () => {
+    mod = await import('../../src/process/index.js');
+    win = await import('../../src/process/win32/win32-platform.js');
+    dir = mkdtempSync(join(tmpdir(), 'supervisor-winsusp-'));
+    platform = new win.Win32Platform();
+    sup = mod.ProcessSupervisor.open({ stateDir: dir, platform });
+  });
+
+  afterEach(() => {
+    const alive = watched.filter((w) => platform.isSameProcess(w.pid, w.marker));
+    watched.length = 0;
+    assert.deepEqual(alive.map((w) => w.pid), [], 'processes outlived their test');
+  });
+
+  after(async () => {
+    await sup.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function echoed(args: string[], opts: Partial<import('../../src/process/index.js').SpawnTreeOptions> = {}): Promise<{ tree: import('../../src/process/index.js').SupervisedTree; seen: EchoedStart }> {
+    const tree = sup.spawnTree({ command: process.execPath, args: [FIX('echo-argv.mjs'), ...args], ...opts });
+    const out = await tree.done;
+    assert.equal(out.exitCode, 0, out.stderr.tail);
+    return { tree, seen: JSON.parse(out.stdout.tail) as EchoedStart };
+  }
+
+  test('this machine starts plain trees suspended', () => {
+    assert.equal(platform.startPath.path, 'suspended', platform.startPath.why);
+  });
+
+  test('the leader is the command itself: its pid is the one reported and its parent is the supervisor', async () => {
+    const { tree, seen } = await echoed([]);
+    assert.equal(seen.pid, tree.pid, 'the process the supervisor created is the command');
+    assert.equal(seen.ppid, process.pid, 'no launcher between the supervisor and the command');
+    assert.equal(sup.records.get(tree.spawnId)!.pid, seen.pid, 'the spawn record names the command');
+  });
+
+  test('spawnTreeAsync (CreateProcessW on a thread) starts the command itself too', async () => {
+    const tree = await sup.spawnTreeAsync({ command: process.execPath, args: [FIX('echo-argv.mjs'), 'a b', 'c"d'] });
+    const out = await tree.done;
+    const seen = JSON.parse(out.stdout.tail) as EchoedStart;
+    assert.equal(seen.pid, tree.pid);
+    assert.equal(seen.ppid, process.pid);
+    assert.deepEqual(seen.argv, ['a b', 'c"d']);
+    assert.equal(sup.records.get(tree.spawnId)!.status, 'exited');
+  });
+
+  test('hostile arguments arrive exactly as given (MSVCRT quoting)', async () => {
+    const { seen } = await echoed(HOSTILE_ARGS);
+    assert.deepEqual(seen.argv, HOSTILE_ARGS);
+  });
+
+  test('exit codes come through the process handle', async () => {
+    assert.equal((await sup.spawnTree({ command: 'cmd.exe', args: ['/c', 'exit', '3'] }).done).exitCode, 3);
+    assert.equal((await sup.spawnTree({ command: process.execPath, args: ['-e', 'process.exit(255)'] }).done).exitCode, 255);
+    assert.equal((await sup.spawnTree({ command: 'cmd.exe', args: ['/c', 'exit', '0'] }).done).exitCode, 0);
+  });
+
+  test('stdout and stderr are captured apart, from the first byte', async () => {
+    const out = await sup.spawnTree({ command: process.execPath, args: ['-e', "process.stdout.write('out:' + 'x'.repeat(200000)); process.stderr.write('err \"quoted\"')"] }).done;
+    assert.equal(out.reason, 'exited');
+    assert.equal(out.stdout.bytes, 4 + 200_000);
+    assert.ok(out.stdout.tail.endsWith('x'.repeat(100)));
+    assert.equal(out.stderr.tail, 'err "quoted"');
+  });
+
+  test('the environment block reaches the child as given, sorted by Windows', async () => {
+    const out = await sup.spawnTree({
+      command: process.execPath,
+      args: ['-e', 'process.stdout.write(JSON.stringify([process.env.zeta, process.env.ALPHA, process.env.SUPERVISOR_SPAWN_ID]))'],
+      env: { zeta: 'z value', ALPHA: 'ä%PATH%', PATH: process.env.PATH ?? '' },
+    }).done;
+    const [zeta, alpha, marker] = JSON.parse(out.stdout.tail) as string[];
+    assert.equal(zeta, 'z value');
+    assert.equal(alpha, 'ä%PATH%', 'no expansion');
+    assert.match(marker!, /^sp_/);
+  });
+
+  test('a child that starts a grandchild and exits at once leaves it in the job, and the tree end kills it', async () => {
+    let out = '';
+    const grandchild = "setInterval(() => {}, 1000); console.log('grandchild ' + process.pid)";
+    const tree = sup.spawnTree({
+      command: 'cmd.exe',
+      args: ['/c', 'start', '/b', process.execPath, '-e', grandchild],
+      drainAfterExitMs: 30_000,
+      graceMs: 200,
+      onStdout: (c) => (out += c.toString()),
+    });
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && (platform.isSameProcess(tree.pid, tree.startMarker) || !/grandchild \d+/.test(out))) await sleep(50);
+    assert.equal(platform.isSameProcess(tree.pid, tree.startMarker), false, 'cmd.exe exited');
+    const pid = Number(/grandchild (\d+)/.exec(out)?.[1]);
+    assert.ok(pid > 0, `the grandchild printed its pid: ${JSON.stringify(out)}`);
+    const marker = platform.startMarker(pid);
+    assert.ok(marker !== null && platform.isSameProcess(pid, marker), 'the grandchild outlived its parent');
+    watched.push({ pid, marker });
+    assert.ok(platform.jobPids(tree.spawnId).includes(pid), 'the grandchild is in the job its parent entered before it ran');
+    const end = await tree.stop();
+    assert.equal(end.exitCode, 0, 'the leader exited by itself');
+    assert.ok(end.killed.descendants >= 1, JSON.stringify(end.killed));
+    assert.equal(end.killed.survivors, 0);
+    assert.equal(platform.isSameProcess(pid, marker), false, 'the grandchild died with the tree');
+  });
+
+  test('when the supervisor process dies, the kernel kills a suspended-start tree', async () => {
+    const ownerDir = mkdtempSync(join(tmpdir(), 'supervisor-winsusp-owner-'));
+    const owner = spawn(process.execPath, [fileURLToPath(new URL('../scenarios/win-owner.js', import.meta.url)), ownerDir, 'plain'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let line = '';
+      const info = await new Promise<{ spawnId: string; launcher: number; pids: number[] }>((resolve, reject) => {
+        owner.stdout.on('data', (c) => {
+          line += c;
+          if (line.includes('\n')) resolve(JSON.parse(line.split('\n')[0]!));
+        });
+        owner.on('exit', (code) => reject(new Error(`owner exited early (${code})`)));
+      });
+      assert.equal(info.launcher, info.pids[0], 'the tree leader is the command (node-tree root), not a launcher');
+      const markers = info.pids.map((p) => ({ pid: p, marker: platform.startMarker(p)! }));
+      assert.ok(markers.every((m) => m.marker !== null), 'the whole tree ran before the owner died');
+      owner.kill();
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && markers.some((m) => platform.isSameProcess(m.pid, m.marker))) await sleep(50);
+      assert.deepEqual(markers.filter((m) => platform.isSameProcess(m.pid, m.marker)).map((m) => m.pid), [], 'the tree died with its owner');
+    } finally {
+      owner.kill();
+      rmSync(ownerDir, { recursive: true, force: true });
+    }
+  });
+
+  test('an output pipe reads only the connection that presents its token: a stranger connected first can neither inject nor steal', async () => {
+    const { serveTokenPipe } = await import('../../src/process/win32/inbound-pipe.js');
+    const k32 = await import('../../native-helpers/kernel32.js');
+    const { GENERIC_WRITE, openInheritable, writeAll } = await import('../../native-helpers/kernel32-spawn.js');
+    const { connect } = await import('node:net');
+    const { randomBytes } = await import('node:crypto');
+    const name = `\\\\.\\pipe\\supervisor-test-${randomBytes(8).toString('hex')}`;
+    const token = randomBytes(16);
+    const stream = serveTokenPipe(name, token);
+    let read = '';
+    stream.on('data', (c: Buffer) => (read += c.toString()));
+    const ended = new Promise<void>((r) => stream.once('end', () => r()));
+    // Strangers connect by name before the child's end exists: one forges a token and writes, one only listens.
+    const forger = connect(name);
+    forger.on('error', () => {});
+    await new Promise<void>((r) => forger.once('connect', () => r()));
+    forger.write(Buffer.concat([randomBytes(16), Buffer.from('injected')]));
+    const listener = connect(name);
+    let stolen = '';
+    listener.on('data', (c: Buffer) => (stolen += c.toString()));
+    listener.on('error', () => {});
+    await sleep(300);
+    // The real end, written as openInboundPipe and then the child do.
+    const end = openInheritable(name, GENERIC_WRITE);
+    writeAll(end, token);
+    writeAll(end, Buffer.from('from the child'));
+    k32.closeHandle(end);
+    await ended;
+    assert.equal(read, 'from the child', 'only the token holder is read, token removed');
+    assert.equal(stolen, '');
+    forger.destroy();
+    listener.destroy();
+  });
+
+  test('a tree with a stdin pipe still goes through the launcher, which is then the leader', async () => {
+    const { tree, seen } = await echoed([], { stdin: 'pipe' });
+    assert.notEqual(seen.pid, tree.pid);
+    assert.equal(seen.ppid, tree.pid, 'the launcher started the command');
+  });
+
+  test('SUPERVISOR_SPAWN=node chooses the launcher for every tree, and doctor says so', async () => {
+    const choice = win.chooseStartPath({ SUPERVISOR_SPAWN: 'node' });
+    assert.deepEqual(choice, { path: 'launcher', why: 'SUPERVISOR_SPAWN=node asks for Node spawn()' });
+    const { probeSpawnPath } = await import('../../src/process/spawn-path-probe.js');
+    const before = process.env.SUPERVISOR_SPAWN;
+    process.env.SUPERVISOR_SPAWN = 'node';
+    try {
+      const finding = await probeSpawnPath({ SUPERVISOR_SPAWN_ID: 'probe' });
+      assert.match(finding.detail, /^the Node launcher for every tree \(SUPERVISOR_SPAWN=node/);
+    } finally {
+      if (before === undefined) delete process.env.SUPERVISOR_SPAWN;
+      else process.env.SUPERVISOR_SPAWN = before;
+    }
+  });
+});
