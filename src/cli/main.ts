@@ -37,6 +37,7 @@ Commands:
   approvals [show|approve|deny <id>]
                                     see and answer the approval requests a run without a terminal
                                     waits on
+  web [--port N] [--open] [--json]  the operator's page on 127.0.0.1: sessions and approvals, live
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -109,6 +110,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return await (await import('./operator.js')).runCancel(rest);
     case 'approvals':
       return await (await import('./operator.js')).runApprovals(rest);
+    case 'web':
+      return await (await import('./web.js')).runWeb(rest);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
   }

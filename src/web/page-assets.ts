@@ -1,0 +1,52 @@
+// The page's HTML and CSS, served as they are: no CDN, no framework, no inline script or style
+// (the Content-Security-Policy allows only this origin's /app.js and /app.css).
+export const PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>supervisor</title>
+<link rel="stylesheet" href="/app.css">
+</head>
+<body>
+<header><h1>supervisor</h1><p id="status" role="status" aria-live="polite">connecting…</p></header>
+<main id="app" data-stream-opens="0" data-state-loads="0" data-last-event-id="">
+<section aria-labelledby="approvals-heading">
+<h2 id="approvals-heading">Pending approvals</h2>
+<p id="approvals-empty">No request is waiting.</p>
+<div id="approvals"></div>
+</section>
+<section aria-labelledby="sessions-heading">
+<h2 id="sessions-heading">Sessions</h2>
+<div class="scroll"><table id="sessions">
+<thead><tr><th scope="col">session</th><th scope="col">status</th><th scope="col">core</th><th scope="col">runtime</th><th scope="col">principal</th><th scope="col">started</th></tr></thead>
+<tbody></tbody>
+</table></div>
+</section>
+</main>
+<script type="module" src="/app.js"></script>
+</body>
+</html>
+`;
+
+export const PAGE_CSS = `:root { color-scheme: light dark; font-family: system-ui, sans-serif; line-height: 1.4; }
+body { margin: 0 auto; max-width: 80rem; padding: 0 1rem 2rem; }
+header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 1rem; }
+h1 { font-size: 1.4rem; margin: 1rem 0 0.5rem; }
+h2 { font-size: 1.15rem; margin-top: 1.5rem; }
+#status { margin: 0; color: GrayText; }
+.approval { border: 1px solid GrayText; border-radius: 6px; padding: 0.75rem; margin: 0 0 1rem; }
+.approval h3 { font-size: 1rem; margin: 0 0 0.5rem; overflow-wrap: anywhere; }
+.approval dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 0.75rem; margin: 0 0 0.75rem; }
+.approval dt { font-weight: 600; }
+.approval dd { margin: 0; min-width: 0; }
+pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.9rem; }
+.actions { display: flex; flex-wrap: wrap; gap: 0.5rem; }
+button { font: inherit; padding: 0.4rem 0.9rem; min-height: 2.5rem; cursor: pointer; }
+button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
+.outcome { font-weight: 600; margin: 0.5rem 0 0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid GrayText; overflow-wrap: anywhere; }
+@media (max-width: 40rem) { .approval dl { grid-template-columns: 1fr; } .approval dt { margin-top: 0.4rem; } }
+`;

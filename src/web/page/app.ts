@@ -1,0 +1,240 @@
+// The operator's page (served by `supervisor web`; compiled by `npm run build` with its own
+// tsconfig, for the browser). Every text it shows arrives sanitised by the server and is set with
+// textContent, never parsed as HTML. The one-time token is read from the fragment, removed from the
+// address bar, and exchanged once for the session cookie and the CSRF token.
+
+interface ApprovalView {
+  id: string;
+  sessionId: string;
+  tool: string;
+  capability: string;
+  action: string;
+  preview: string;
+  digest: string;
+  status: string;
+  remember: boolean;
+  createdAt: number;
+  expiresAt: number;
+  decidedAt: number | null;
+  decidedBy: string | null;
+}
+
+interface SessionView {
+  id: string;
+  status: string;
+  core: string;
+  runtime: string;
+  principal: string;
+  createdAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+}
+
+interface PageState {
+  seq: number;
+  sessions: SessionView[];
+  approvals: ApprovalView[];
+}
+
+interface Change {
+  seq: number;
+  kind: 'approval' | 'session' | 'task';
+  ref: string;
+  sessionId: string;
+  status: string;
+}
+
+/** localStorage is per origin (port included): the token is for this server only, and dies with it. */
+const CSRF_KEY = 'supervisor-web-csrf';
+const TAB = Math.random().toString(36).slice(2, 10);
+
+const main = document.getElementById('app') as HTMLElement;
+const statusLine = document.getElementById('status') as HTMLElement;
+const approvalsBox = document.getElementById('approvals') as HTMLElement;
+const approvalsEmpty = document.getElementById('approvals-empty') as HTMLElement;
+const sessionsBody = document.querySelector('#sessions tbody') as HTMLElement;
+
+let csrf: string | null = null;
+
+function say(text: string): void {
+  statusLine.textContent = text;
+}
+
+function bump(attr: 'streamOpens' | 'stateLoads'): void {
+  main.dataset[attr] = String(Number(main.dataset[attr] ?? '0') + 1);
+}
+
+const when = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = { 'X-Supervisor-CSRF': csrf ?? '' };
+  if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(path, { method: init.method ?? 'GET', headers, credentials: 'same-origin', ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+  return { status: r.status, body: (await r.json()) as T };
+}
+
+/** The fragment's token, once: exchanged for the cookie and the CSRF token, then gone from the address bar. */
+async function signIn(): Promise<boolean> {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token');
+  history.replaceState(null, '', location.pathname);
+  if (token) {
+    const r = await fetch('/api/session', { method: 'POST', headers: { 'Content-Type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify({ token }) });
+    if (r.ok) {
+      csrf = ((await r.json()) as { csrf: string }).csrf;
+      localStorage.setItem(CSRF_KEY, csrf);
+      return true;
+    }
+  }
+  csrf = localStorage.getItem(CSRF_KEY);
+  if (csrf) return true;
+  say('Not signed in: open the URL that supervisor web printed (its token works once).');
+  return false;
+}
+
+function renderSessions(list: SessionView[]): void {
+  sessionsBody.replaceChildren(
+    ...list.map((s) => {
+      const tr = el('tr');
+      tr.dataset.session = s.id;
+      for (const v of [s.id, s.status + (s.endReason ? ` (${s.endReason})` : ''), s.core, s.runtime, s.principal, when(s.createdAt)]) tr.append(el('td', v));
+      return tr;
+    }),
+  );
+}
+
+function outcomeText(a: ApprovalView, mine: boolean): string {
+  if (a.status === 'pending') return '';
+  if (a.status !== 'approved' && a.status !== 'denied') return `This request is ${a.status}.`;
+  const how = a.remember ? ' (remembered for this exact action)' : '';
+  return mine ? `You ${a.status === 'approved' ? 'approved' : 'denied'} it${how}.` : `Already ${a.status}${how} by ${a.decidedBy ?? 'an operator'} at ${when(a.decidedAt)} UTC.`;
+}
+
+/** A request's card: what is asked, and real buttons (keyboard-operable) while it is pending. */
+function renderApproval(a: ApprovalView, mine = false): void {
+  const card = (approvalsBox.querySelector(`[data-approval="${a.id}"]`) as HTMLElement | null) ?? el('article', undefined, 'approval');
+  card.dataset.approval = a.id;
+  card.dataset.status = a.status;
+  if (mine) card.dataset.mine = 'true';
+  card.setAttribute('aria-label', `approval request ${a.id}`);
+  const dl = el('dl');
+  const row = (k: string, v: string, pre = false): void => {
+    dl.append(el('dt', k));
+    const dd = el('dd');
+    dd.append(pre ? el('pre', v) : document.createTextNode(v));
+    dl.append(dd);
+  };
+  row('action', a.action, true);
+  row('arguments', a.preview, true);
+  row('capability', a.capability);
+  row('session', a.sessionId);
+  row('expires', `${when(a.expiresAt)} UTC`);
+  row('digest', a.digest);
+  const parts: HTMLElement[] = [el('h3', `${a.tool} — ${a.id}`), dl];
+  if (a.status === 'pending') {
+    const actions = el('div', undefined, 'actions');
+    for (const [label, decision, always] of [
+      ['Approve', 'approve', false],
+      ['Always approve', 'approve', true],
+      ['Deny', 'deny', false],
+      ['Always deny', 'deny', true],
+    ] as const) {
+      const b = el('button', label);
+      b.type = 'button';
+      b.dataset.decision = decision;
+      b.dataset.always = String(always);
+      b.addEventListener('click', () => void answer(a, decision, always, actions));
+      actions.append(b);
+    }
+    parts.push(actions);
+  } else {
+    const p = el('p', outcomeText(a, mine), 'outcome');
+    p.setAttribute('role', 'alert');
+    parts.push(p);
+  }
+  card.replaceChildren(...parts);
+  if (!card.isConnected) approvalsBox.append(card);
+  approvalsEmpty.hidden = approvalsBox.querySelector('[data-status="pending"]') !== null;
+}
+
+async function answer(a: ApprovalView, decision: 'approve' | 'deny', always: boolean, actions: HTMLElement): Promise<void> {
+  for (const b of actions.querySelectorAll('button')) b.disabled = true;
+  const r = await api<{ outcome: string; approval?: ApprovalView; message?: string; error?: string }>(`/api/approvals/${encodeURIComponent(a.id)}/answer`, {
+    method: 'POST',
+    body: { decision, always, digest: a.digest, tab: TAB },
+  });
+  if (r.body.approval) renderApproval(r.body.approval, r.body.outcome === 'answered');
+  else {
+    say(r.body.message ?? r.body.error ?? `the answer failed (${r.status})`);
+    for (const b of actions.querySelectorAll('button')) b.disabled = false;
+  }
+}
+
+async function loadState(): Promise<number> {
+  const r = await api<PageState>('/api/state');
+  if (r.status !== 200) throw new Error(`the page's state could not be read (${r.status})`);
+  bump('stateLoads');
+  renderSessions(r.body.sessions);
+  for (const card of approvalsBox.querySelectorAll('[data-status="pending"]')) card.remove();
+  for (const a of r.body.approvals) renderApproval(a);
+  approvalsEmpty.hidden = r.body.approvals.length > 0;
+  return r.body.seq;
+}
+
+let sessionsReload: number | undefined;
+
+async function onChange(c: Change): Promise<void> {
+  main.dataset.lastEventId = String(c.seq);
+  if (c.kind === 'approval') {
+    const r = await api<ApprovalView>(`/api/approvals/${encodeURIComponent(c.ref)}`);
+    const shown = approvalsBox.querySelector(`[data-approval="${c.ref}"]`) as HTMLElement | null;
+    // A request decided elsewhere stays on the page with who decided it, if it was shown here.
+    if (r.status === 200 && (r.body.status === 'pending' || shown)) renderApproval(r.body, shown?.dataset.mine === 'true');
+    return;
+  }
+  // Sessions and tasks: one reload of the list for a burst of changes.
+  if (sessionsReload === undefined) {
+    sessionsReload = window.setTimeout(() => {
+      sessionsReload = undefined;
+      void api<PageState>('/api/state').then((r) => r.status === 200 && renderSessions(r.body.sessions));
+    }, 100);
+  }
+}
+
+function follow(after: number): void {
+  // The cookie authenticates the stream; the query holds only where to start (EventSource's own
+  // Last-Event-ID takes over on a reconnect). No token is ever put in a URL.
+  const source = new EventSource(`/api/events?after=${after}`);
+  let queue = Promise.resolve();
+  source.addEventListener('open', () => {
+    bump('streamOpens');
+    say('live');
+  });
+  source.addEventListener('change', (e) => {
+    const c = JSON.parse((e as MessageEvent<string>).data) as Change;
+    queue = queue.then(() => onChange(c)).catch((err: unknown) => say(String(err)));
+  });
+  source.addEventListener('reset', () => {
+    queue = queue.then(() => loadState().then(() => undefined)).catch((err: unknown) => say(String(err)));
+  });
+  source.addEventListener('error', () => {
+    say(source.readyState === EventSource.CLOSED ? 'disconnected: reload the page (is supervisor web still running?)' : 'reconnecting…');
+  });
+}
+
+async function start(): Promise<void> {
+  if (!(await signIn())) return;
+  try {
+    follow(await loadState());
+  } catch (err) {
+    say(`${String(err instanceof Error ? err.message : err)}: open a new URL from supervisor web`);
+  }
+}
+
+void start();
