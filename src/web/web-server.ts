@@ -106,12 +106,14 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
+      // The path only: a query string may hold what someone pasted there (a token), and logs are kept.
+      const what = `${displayText(req.method ?? '?')} ${displayText((req.url ?? '').split('?')[0]!.slice(0, 200))}`;
       if (err instanceof GateRefusal) {
-        o.log(`supervisor web: refused ${displayText(req.method ?? '?')} ${displayText((req.url ?? '').slice(0, 200))}: ${displayText(err.reason)}`);
+        o.log(`supervisor web: refused ${what}: ${displayText(err.reason)}`);
         return reply(res, 403, { error: 'forbidden' });
       }
       if (err instanceof HttpError) return reply(res, err.status, { error: err.message });
-      o.log(`supervisor web: ${displayText(req.method ?? '?')} ${displayText((req.url ?? '').slice(0, 200))} failed: ${displayText(err instanceof Error ? err.message : String(err))}`);
+      o.log(`supervisor web: ${what} failed: ${displayText(err instanceof Error ? err.message : String(err))}`);
       reply(res, 500, { error: 'the request failed; see the supervisor web log' });
     });
   });
