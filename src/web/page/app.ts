@@ -165,10 +165,15 @@ function renderApproval(a: ApprovalView, mine = false): void {
 
 async function answer(a: ApprovalView, decision: 'approve' | 'deny', always: boolean, actions: HTMLElement): Promise<void> {
   for (const b of actions.querySelectorAll('button')) b.disabled = true;
+  // Until this answer's own reply, the live stream's news of the same change is not shown: the
+  // reply says whether this tab won.
+  const card = actions.closest<HTMLElement>('[data-approval]');
+  if (card) card.dataset.answering = 'true';
   const r = await api<{ outcome: string; approval?: ApprovalView; message?: string; error?: string }>(`/api/approvals/${encodeURIComponent(a.id)}/answer`, {
     method: 'POST',
     body: { decision, always, digest: a.digest, tab: TAB },
   });
+  if (card) delete card.dataset.answering;
   if (r.body.approval) renderApproval(r.body.approval, r.body.outcome === 'answered');
   else {
     say(r.body.message ?? r.body.error ?? `the answer failed (${r.status})`);
@@ -195,6 +200,7 @@ async function onChange(c: Change): Promise<void> {
     const r = await api<ApprovalView>(`/api/approvals/${encodeURIComponent(c.ref)}`);
     const shown = approvalsBox.querySelector(`[data-approval="${c.ref}"]`) as HTMLElement | null;
     // A request decided elsewhere stays on the page with who decided it, if it was shown here.
+    if (shown?.dataset.answering === 'true') return;
     if (r.status === 200 && (r.body.status === 'pending' || shown)) renderApproval(r.body, shown?.dataset.mine === 'true');
     return;
   }
