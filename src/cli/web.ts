@@ -40,7 +40,7 @@ function openInBrowser(url: string): void {
   child.unref();
 }
 
-/** Test knob: how long a live stream lasts before the browser reconnects (docs/ci.md). */
+/** Test knob: how long a live stream lasts before the browser reconnects (decision 81). */
 const STREAM_MS_ENV = 'SUPERVISOR_WEB_STREAM_MS';
 
 export async function runWeb(argv: string[]): Promise<number> {
