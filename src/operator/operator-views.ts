@@ -3,7 +3,7 @@
 // redraw or reorder what the operator reads, in a browser as at a terminal. The preview is already
 // bounded and field-redacted by the run that asked (src/policy/); nothing raw is stored to send.
 import { displayText } from '../redaction/index.js';
-import type { PendingApproval, SessionRecord } from '../store/index.js';
+import type { ChainVerification, PendingApproval, SessionRecord, StoredEvent, TaskLogChunk, TaskRecord } from '../store/index.js';
 import { shownDigest } from './approval-answer.js';
 
 export interface ApprovalView {
@@ -62,4 +62,63 @@ export function sessionView(s: SessionRecord): SessionView {
     endedAt: s.endedAt,
     endReason: s.endReason === null ? null : displayText(s.endReason),
   };
+}
+
+export interface EventView {
+  seq: number;
+  kind: string;
+  at: number;
+  /** The event's durable view (already redacted when appended), as indented JSON, sanitised. */
+  text: string;
+}
+
+export function eventView(e: StoredEvent): EventView {
+  return { seq: e.seq, kind: displayText(e.kind), at: e.at, text: displayText(JSON.stringify(e.payload, null, 2), { keep: 'log' }) };
+}
+
+export interface TaskView {
+  id: string;
+  sessionId: string;
+  kind: string;
+  tool: string;
+  status: string;
+  summary: string;
+  exitCode: number | null;
+  reason: string | null;
+  createdAt: number;
+  endedAt: number | null;
+}
+
+export function taskView(t: TaskRecord): TaskView {
+  return {
+    id: t.id,
+    sessionId: t.sessionId,
+    kind: displayText(t.kind),
+    tool: displayText(t.sourceTool),
+    status: t.status,
+    summary: displayText(t.summary),
+    exitCode: t.exitCode,
+    reason: t.reason === null ? null : displayText(t.reason),
+    createdAt: t.createdAt,
+    endedAt: t.endedAt,
+  };
+}
+
+export interface LogChunkView {
+  seq: number;
+  stream: string;
+  at: number;
+  /** Redacted when stored; newline and tab kept (a log is multi-line), every other hidden character escaped. */
+  text: string;
+}
+
+export function logChunkView(c: TaskLogChunk): LogChunkView {
+  return { seq: c.seq, stream: c.stream, at: c.at, text: displayText(c.chunk, { keep: 'log' }) };
+}
+
+/** `audit verify` for one session, as the page shows it: intact with its count and head, or the broken event named. */
+export function chainView(r: ChainVerification): { ok: boolean; text: string } {
+  return r.ok
+    ? { ok: true, text: `intact: ${r.count} event(s), head ${r.head ?? '(none)'}` }
+    : { ok: false, text: `BROKEN at event ${r.seq}, field ${r.field}: ${displayText(r.detail)}` };
 }

@@ -19,9 +19,20 @@ export const PAGE_HTML = `<!doctype html>
 <section aria-labelledby="sessions-heading">
 <h2 id="sessions-heading">Sessions</h2>
 <div class="scroll"><table id="sessions">
-<thead><tr><th scope="col">session</th><th scope="col">status</th><th scope="col">core</th><th scope="col">runtime</th><th scope="col">principal</th><th scope="col">started</th></tr></thead>
+<thead><tr><th scope="col">session</th><th scope="col">status</th><th scope="col">core</th><th scope="col">runtime</th><th scope="col">principal</th><th scope="col">started</th><th scope="col"><span class="visually-hidden">details</span></th></tr></thead>
 <tbody></tbody>
 </table></div>
+</section>
+<section id="session-detail" aria-labelledby="detail-heading" hidden>
+<h2 id="detail-heading">Session</h2>
+<div class="actions"><button type="button" id="audit-verify">Verify audit chain</button><button type="button" id="detail-close">Close</button></div>
+<p id="audit-result" role="status"></p>
+<h3>Tasks</h3>
+<p id="tasks-empty">No background tasks.</p>
+<ul id="tasks"></ul>
+<div id="log-box" hidden><h3 id="log-heading">Log</h3><pre id="log" class="log"></pre></div>
+<h3>Timeline</h3>
+<ol id="timeline"></ol>
 </section>
 </main>
 <script type="module" src="/app.js"></script>
@@ -46,6 +57,12 @@ button { font: inherit; padding: 0.4rem 0.9rem; min-height: 2.5rem; cursor: poin
 button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
 .outcome { font-weight: 600; margin: 0.5rem 0 0; }
 .scroll { overflow-x: auto; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+#timeline { padding-left: 1.5rem; }
+#timeline li { margin: 0 0 0.5rem; }
+#timeline pre, .log { max-height: 20rem; overflow: auto; border: 1px solid GrayText; padding: 0.4rem; }
+#tasks li { margin: 0 0 0.4rem; }
+.broken { color: #b00020; font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid GrayText; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { .approval dl { grid-template-columns: 1fr; } .approval dt { margin-top: 0.4rem; } }

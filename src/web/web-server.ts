@@ -5,10 +5,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { OperatorChangeFeed, PendingApprovalStore, SessionStore, type Database, type PrincipalScope } from '../store/index.js';
+import { OperatorChangeFeed, PendingApprovalStore, SessionStore, TaskStore, verifyChain, type Database, type PrincipalScope } from '../store/index.js';
 import { displayText } from '../redaction/index.js';
 import { answerApproval, decidedByText } from '../operator/approval-answer.js';
-import { approvalView, sessionView } from '../operator/operator-views.js';
+import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
 import { checkFetchSite, checkHost, checkMutation, GateRefusal, type GateOrigin } from './request-gate.js';
 import { WebAuth } from './web-auth.js';
 import { LiveStreams } from './live-stream.js';
@@ -67,6 +67,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const approvals = new PendingApprovalStore(o.db);
   const sessions = new SessionStore(o.db);
   const feed = new OperatorChangeFeed(o.db);
+  const tasks = new TaskStore(o.db);
   const server = createServer();
   const port = await listen(server, o.port);
   const gate: GateOrigin = { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` };
@@ -84,6 +85,25 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       const r = approvals.get(scope, id);
       if (!r) throw new HttpError(404, `no request ${displayText(id)} of yours`);
       return approvalView(r);
+    },
+    /** The principal's own session, or 404 (the same check as every owner-scoped store read). */
+    session: (id: string) => {
+      const s = sessions.getSession(scope, id);
+      if (!s) throw new HttpError(404, `no session ${displayText(id)} of yours`);
+      return s;
+    },
+    /** A session's timeline (its chain events, redacted when appended) and its tasks, from `after`. */
+    timeline: (id: string, after: number) => {
+      const s = api.session(id);
+      return { session: sessionView(s), events: sessions.listEvents(scope, s.id, { afterSeq: after, limit: 500 }).map(eventView), tasks: tasks.list(scope, { sessionId: s.id, limit: 200 }).map(taskView) };
+    },
+    /** `supervisor audit verify --session` for one of the principal's sessions. */
+    audit: (id: string) => chainView(verifyChain(o.db, api.session(id).id)),
+    logs: (id: string, after: number) => {
+      const t = tasks.get(scope, id);
+      const chunks = tasks.logs(scope, id, { afterSeq: after, limit: 1000 });
+      if (!t || !chunks) throw new HttpError(404, `no task ${displayText(id)} of yours`);
+      return { task: taskView(t), chunks: chunks.map(logChunkView) };
     },
     answer: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
       const { decision, always, digest } = body;
@@ -154,6 +174,11 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     }
     auth.checkScript(req);
     if (path === '/api/state') return reply(res, 200, api.state());
+    const after = afterParam(url);
+    let p = /^\/api\/sessions\/([A-Za-z0-9_]{1,64})\/(timeline|audit)$/.exec(path);
+    if (p) return reply(res, 200, p[2] === 'timeline' ? api.timeline(p[1]!, after) : api.audit(p[1]!));
+    p = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/logs$/.exec(path);
+    if (p) return reply(res, 200, api.logs(p[1]!, after));
     const m = /^\/api\/approvals\/([A-Za-z0-9_]{1,64})$/.exec(path);
     if (m) return reply(res, 200, api.approval(m[1]!));
     throw new HttpError(404, 'not found');
@@ -179,6 +204,14 @@ function listen(server: Server, port: number): Promise<number> {
       resolve(typeof a === 'object' && a ? a.port : port);
     });
   });
+}
+
+/** `?after=N`: where a timeline or a log continues from (0: the start). */
+function afterParam(url: URL): number {
+  const v = url.searchParams.get('after') ?? '0';
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new HttpError(400, 'after must be a whole number');
+  return n;
 }
 
 function asset(res: ServerResponse, type: string, body: string): void {

@@ -190,6 +190,47 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     await assertNoCors(seen);
   });
 
+  test("a session's page: its task's log streams live, its timeline shows the tool call, audit verify names a broken event", async () => {
+    const dir = stateDir(c);
+    const core = makeCore({
+      'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml':
+        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.6; done", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
+    });
+    c.add(() => removeTempCores());
+    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (d) => (out += d));
+    run.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => run.once('close', r));
+    c.add(() => void run.kill('SIGKILL'));
+    const db = await waitForStore(dir, REACH_MS);
+    c.add(() => void db.close());
+    const web = await startWeb(c, dir);
+    const ctx = await browser(c);
+    const page = await ctx.newPage();
+    await page.goto(web.url);
+    await page.getByRole('button', { name: /^open session / }).first().click();
+    const task = page.locator('#tasks li[data-task]').first();
+    await task.waitFor({ timeout: REACH_MS });
+    await task.getByRole('button').click();
+    // Streaming: a first line is on the page while the task still runs and before its last line.
+    await page.waitForFunction(() => /line 1/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: REACH_MS });
+    const early = await page.locator('#log').innerText();
+    assert.ok(!/line 6/.test(early), `the log was shown before the task ended: ${early}`);
+    await page.waitForFunction(() => /line 6/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.equal(await exited, 0, out);
+    await page.locator('#timeline li').first().waitFor();
+    assert.ok((await page.locator('#timeline').innerText()).includes('terminal'), 'the timeline shows the tool call');
+    await page.getByRole('button', { name: 'Verify audit chain' }).click();
+    await page.waitForFunction(() => /^intact: \d+ event/.test(document.getElementById('audit-result')!.textContent ?? ''));
+    // Tamper with one stored event: the page names it.
+    const sessionId = (await page.locator('#session-detail').getAttribute('data-session'))!;
+    db.prepare("UPDATE runtime_events SET payload = json_set(payload, '$.tampered', 1) WHERE session_id = ? AND seq = 2").run(sessionId);
+    await page.getByRole('button', { name: 'Verify audit chain' }).click();
+    await page.waitForFunction(() => /^BROKEN at event 2, field /.test(document.getElementById('audit-result')!.textContent ?? ''));
+  });
+
   test('the live stream reconnects with Last-Event-ID and misses nothing (streams end every second)', async () => {
     const dir = stateDir(c);
     const s = store(c, dir);

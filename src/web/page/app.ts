@@ -30,6 +30,39 @@ interface SessionView {
   endReason: string | null;
 }
 
+interface EventView {
+  seq: number;
+  kind: string;
+  at: number;
+  text: string;
+}
+
+interface TaskView {
+  id: string;
+  sessionId: string;
+  kind: string;
+  tool: string;
+  status: string;
+  summary: string;
+  exitCode: number | null;
+  reason: string | null;
+  createdAt: number;
+  endedAt: number | null;
+}
+
+interface Timeline {
+  session: SessionView;
+  events: EventView[];
+  tasks: TaskView[];
+}
+
+interface LogChunkView {
+  seq: number;
+  stream: string;
+  at: number;
+  text: string;
+}
+
 interface PageState {
   seq: number;
   sessions: SessionView[];
@@ -104,6 +137,13 @@ function renderSessions(list: SessionView[]): void {
       const tr = el('tr');
       tr.dataset.session = s.id;
       for (const v of [s.id, s.status + (s.endReason ? ` (${s.endReason})` : ''), s.core, s.runtime, s.principal, when(s.createdAt)]) tr.append(el('td', v));
+      const open = el('button', 'Open');
+      open.type = 'button';
+      open.setAttribute('aria-label', `open session ${s.id}`);
+      open.addEventListener('click', () => void openSession(s.id));
+      const td = el('td');
+      td.append(open);
+      tr.append(td);
       return tr;
     }),
   );
@@ -180,6 +220,113 @@ async function answer(a: ApprovalView, decision: 'approve' | 'deny', always: boo
     for (const b of actions.querySelectorAll('button')) b.disabled = false;
   }
 }
+
+// A session's detail: its timeline (chain events, redacted when stored), its tasks with their logs,
+// and audit verify. Followed while open: events and logs have no feed rows of their own, so the
+// open session's timeline is read again every second and a followed log every half second.
+const detail = document.getElementById('session-detail') as HTMLElement;
+const timelineList = document.getElementById('timeline') as HTMLElement;
+const tasksList = document.getElementById('tasks') as HTMLElement;
+const logBox = document.getElementById('log-box') as HTMLElement;
+const logPre = document.getElementById('log') as HTMLElement;
+const auditResult = document.getElementById('audit-result') as HTMLElement;
+let openId: string | null = null;
+let eventSeq = 0;
+let followed: { id: string; seq: number } | null = null;
+let timelineTimer: number | undefined;
+let logTimer: number | undefined;
+
+function renderTasks(list: TaskView[]): void {
+  (document.getElementById('tasks-empty') as HTMLElement).hidden = list.length > 0;
+  tasksList.replaceChildren(
+    ...list.map((t) => {
+      const li = el('li');
+      li.dataset.task = t.id;
+      li.dataset.status = t.status;
+      const end = t.status === 'running' ? '' : ` (${t.reason ?? (t.exitCode === null ? '?' : `exit code ${t.exitCode}`)})`;
+      li.append(el('span', `${t.id} ${t.status}${end} — ${t.tool}: ${t.summary} `));
+      const b = el('button', followed?.id === t.id ? 'Following' : 'Show log');
+      b.type = 'button';
+      b.addEventListener('click', () => void followLog(t.id));
+      li.append(b);
+      return li;
+    }),
+  );
+}
+
+async function refreshTimeline(): Promise<void> {
+  if (openId === null) return;
+  const id = openId;
+  const r = await api<Timeline>(`/api/sessions/${encodeURIComponent(id)}/timeline?after=${eventSeq}`);
+  if (r.status !== 200 || openId !== id) return;
+  (document.getElementById('detail-heading') as HTMLElement).textContent = `Session ${r.body.session.id} (${r.body.session.status})`;
+  for (const e of r.body.events) {
+    const li = el('li');
+    li.dataset.seq = String(e.seq);
+    li.append(el('strong', `${e.seq}. ${e.kind}`), document.createTextNode(` ${when(e.at)} UTC`), el('pre', e.text));
+    timelineList.append(li);
+    eventSeq = e.seq;
+  }
+  renderTasks(r.body.tasks);
+}
+
+async function openSession(id: string): Promise<void> {
+  openId = id;
+  eventSeq = 0;
+  followed = null;
+  window.clearInterval(logTimer);
+  timelineList.replaceChildren();
+  logBox.hidden = true;
+  auditResult.textContent = '';
+  auditResult.className = '';
+  detail.hidden = false;
+  detail.dataset.session = id;
+  await refreshTimeline();
+  window.clearInterval(timelineTimer);
+  timelineTimer = window.setInterval(() => void refreshTimeline(), 1000);
+  (document.getElementById('detail-heading') as HTMLElement).focus?.();
+}
+
+async function readLog(): Promise<void> {
+  if (!followed) return;
+  const f = followed;
+  const r = await api<{ task: TaskView; chunks: LogChunkView[] }>(`/api/tasks/${encodeURIComponent(f.id)}/logs?after=${f.seq}`);
+  if (r.status !== 200 || followed !== f) return;
+  for (const c of r.body.chunks) {
+    logPre.append(c.stream === 'stdout' ? document.createTextNode(c.text) : el('span', c.stream === 'note' ? `[${c.text}]\n` : c.text, c.stream));
+    f.seq = c.seq;
+  }
+  logBox.dataset.status = r.body.task.status;
+  if (r.body.task.status !== 'running' && r.body.chunks.length === 0) window.clearInterval(logTimer);
+}
+
+async function followLog(id: string): Promise<void> {
+  followed = { id, seq: 0 };
+  logPre.replaceChildren();
+  logBox.hidden = false;
+  logBox.dataset.task = id;
+  (document.getElementById('log-heading') as HTMLElement).textContent = `Log of ${id}`;
+  window.clearInterval(logTimer);
+  await readLog();
+  logTimer = window.setInterval(() => void readLog(), 500);
+}
+
+(document.getElementById('detail-close') as HTMLElement).addEventListener('click', () => {
+  openId = null;
+  followed = null;
+  window.clearInterval(timelineTimer);
+  window.clearInterval(logTimer);
+  detail.hidden = true;
+});
+
+(document.getElementById('audit-verify') as HTMLElement).addEventListener('click', () => {
+  if (openId === null) return;
+  auditResult.textContent = 'verifying…';
+  void api<{ ok: boolean; text: string }>(`/api/sessions/${encodeURIComponent(openId)}/audit`).then((r) => {
+    auditResult.textContent = r.status === 200 ? r.body.text : `audit verify failed (${r.status})`;
+    auditResult.className = r.status === 200 && r.body.ok ? 'intact' : 'broken';
+  });
+});
 
 async function loadState(): Promise<number> {
   const r = await api<PageState>('/api/state');
