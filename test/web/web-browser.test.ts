@@ -13,6 +13,7 @@ import { CLI } from '../helpers/procs.js';
 import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store } from './web-fixture.js';
 import { openStore, PendingApprovalStore } from '../../src/store/index.js';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 
 // The functions page.evaluate runs in the browser are typed loosely here: the tests compile without
 // the DOM library (it would change the globals every other test file sees).
@@ -195,7 +196,7 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     const core = makeCore({
       'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
       'script.yaml':
-        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.6; done", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
+        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo line 1; while [ ! -e go ]; do sleep 0.1; done; echo line 2", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
     });
     c.add(() => removeTempCores());
     const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -214,11 +215,12 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     const task = page.locator('#tasks li[data-task]').first();
     await task.waitFor({ timeout: REACH_MS });
     await task.getByRole('button').click();
-    // Streaming: a first line is on the page while the task still runs and before its last line.
+    // Streaming: the first line is on the page while the task still runs (it waits for the file
+    // go), and the second appears once the test lets it go on.
     await page.waitForFunction(() => /line 1/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: REACH_MS });
-    const early = await page.locator('#log').innerText();
-    assert.ok(!/line 6/.test(early), `the log was shown before the task ended: ${early}`);
-    await page.waitForFunction(() => /line 6/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.equal(await page.locator('#tasks li[data-task]').first().getAttribute('data-status'), 'running');
+    writeFileSync(join(core, 'go'), '');
+    await page.waitForFunction(() => /line 2/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: 30_000 });
     assert.equal(await exited, 0, out);
     await page.locator('#timeline li').first().waitFor();
     assert.ok((await page.locator('#timeline').innerText()).includes('terminal'), 'the timeline shows the tool call');
