@@ -64,6 +64,15 @@ button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
 #tasks li { margin: 0 0 0.4rem; }
 .broken { color: #b00020; font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid GrayText; overflow-wrap: anywhere; }
-@media (max-width: 40rem) { .approval dl { grid-template-columns: 1fr; } .approval dt { margin-top: 0.4rem; } }
+th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid GrayText; }
+@media (max-width: 40rem) {
+  .approval dl { grid-template-columns: 1fr; }
+  .approval dt { margin-top: 0.4rem; }
+  /* On a phone each session is a small card: label, value. */
+  #sessions thead { display: none; }
+  #sessions, #sessions tbody, #sessions tr, #sessions td { display: block; }
+  #sessions tr { border: 1px solid GrayText; border-radius: 6px; margin: 0 0 0.75rem; padding: 0.4rem 0; }
+  #sessions td { border: 0; padding: 0.15rem 0.6rem; overflow-wrap: anywhere; }
+  #sessions td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+}
 `;

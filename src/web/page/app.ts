@@ -136,7 +136,19 @@ function renderSessions(list: SessionView[]): void {
     ...list.map((s) => {
       const tr = el('tr');
       tr.dataset.session = s.id;
-      for (const v of [s.id, s.status + (s.endReason ? ` (${s.endReason})` : ''), s.core, s.runtime, s.principal, when(s.createdAt)]) tr.append(el('td', v));
+      const cells: [string, string][] = [
+        ['session', s.id],
+        ['status', s.status + (s.endReason ? ` (${s.endReason})` : '')],
+        ['core', s.core],
+        ['runtime', s.runtime],
+        ['principal', s.principal],
+        ['started', when(s.createdAt)],
+      ];
+      for (const [label, v] of cells) {
+        const td = el('td', v);
+        td.dataset.label = label;
+        tr.append(td);
+      }
       const open = el('button', 'Open');
       open.type = 'button';
       open.setAttribute('aria-label', `open session ${s.id}`);
