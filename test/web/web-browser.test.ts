@@ -44,14 +44,17 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
 
-  test('a real run asks, the page shows the request, a click approves it and the run proceeds', async () => {
+  test('a real run asks while the page is open: the request appears without a reload, a click approves it and the run proceeds', async () => {
     const dir = stateDir(c);
+    // The run's first command (approved by a rule) waits until the test creates go, so the page is
+    // open and following before the run asks about the second.
     const core = makeCore({
       'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
-      'script.yaml': 'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "touch marker" } }\n  - text: done\n',
+      'wait-go.sh': 'until test -e go; do sleep 0.1; done\n',
+      'script.yaml': 'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "sh wait-go.sh" } }\n  - tool_calls:\n      - { name: terminal, arguments: { command: "touch marker" } }\n  - text: done\n',
     });
     c.add(() => removeTempCores());
-    const run = spawn(process.execPath, [CLI, 'run', core, '--json', '--await-approval', '110', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(process.execPath, [CLI, 'run', core, '--json', '--approve', 'terminal:sh wait-go.sh', '--await-approval', '110', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     run.stdout.on('data', (d) => (out += d));
     run.stderr.on('data', (d) => (out += d));
@@ -67,6 +70,9 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     watchCors(page, seen);
     await page.goto(web.url);
     assert.equal(new URL(page.url()).hash, '', 'the token left the address bar');
+    await page.waitForFunction(() => document.querySelector('main')!.dataset.streamOpens === '1');
+    assert.equal(await page.locator('article.approval').count(), 0, 'nothing asked yet');
+    writeFileSync(join(core, 'go'), '');
     const card = page.locator('article.approval[data-status="pending"]');
     await card.waitFor({ timeout: REACH_MS });
     assert.match(await card.locator('pre').first().innerText(), /touch marker/);
@@ -76,8 +82,11 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     await page.keyboard.press('Enter');
     await page.locator('article.approval[data-status="approved"] .outcome').waitFor();
     assert.match(await page.locator('.outcome').innerText(), /You approved it/);
+    assert.equal(await page.locator('main').getAttribute('data-state-loads'), '1', 'the request came over the live stream, no reload');
     assert.equal(await exited, 0, out);
     assert.equal(spawnSync('test', ['-e', `${core}/marker`]).status, 0, 'the run went on and ran the command');
+    const results = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; ok?: boolean }).filter((e) => e.type === 'tool_result');
+    assert.deepEqual(results.map((e) => e.ok), [true, true], 'the waiting command, then the approved one');
     const id = (await page.locator('article.approval').getAttribute('data-approval'))!;
     const row = statusOf(db, id);
     assert.equal(row.status, 'approved');
