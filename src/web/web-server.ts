@@ -105,6 +105,12 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       if (!t || !chunks) throw new HttpError(404, `no task ${displayText(id)} of yours`);
       return { task: taskView(t), chunks: chunks.map(logChunkView) };
     },
+    /** `supervisor cancel`'s request: the run that owns the task stops its whole tree. */
+    cancel: (id: string) => {
+      const t = tasks.requestCancel(scope, id);
+      if (!t) throw new HttpError(404, `no task ${displayText(id)} of yours`);
+      return { task: taskView(t) };
+    },
     answer: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
       const { decision, always, digest } = body;
       if (decision !== 'approve' && decision !== 'deny') throw new HttpError(400, 'decision must be "approve" or "deny"');
@@ -160,6 +166,8 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
         const r = api.answer(m[1]!, body);
         return reply(res, r.status, r.body);
       }
+      const t = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
+      if (t) return reply(res, 200, api.cancel(t[1]!));
       throw new HttpError(404, 'not found');
     }
     if (method !== 'GET') throw new GateRefusal(`method ${method} is not served`);

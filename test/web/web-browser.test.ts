@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { Page, Response } from 'playwright-core';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
-import { CLI } from '../helpers/procs.js';
+import { CLI, markedPids, waitFor } from '../helpers/procs.js';
 import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store } from './web-fixture.js';
 import { openStore, PendingApprovalStore } from '../../src/store/index.js';
 import { join } from 'node:path';
@@ -223,7 +223,7 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     await page.getByRole('button', { name: /^open session / }).first().click();
     const task = page.locator('#tasks li[data-task]').first();
     await task.waitFor({ timeout: REACH_MS });
-    await task.getByRole('button').click();
+    await task.getByRole('button', { name: 'Show log' }).click();
     // Streaming: the first line is on the page while the task still runs (it waits for the file
     // go), and the second appears once the test lets it go on.
     await page.waitForFunction(() => /line 1/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: REACH_MS });
@@ -240,6 +240,38 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     db.prepare("UPDATE runtime_events SET payload = json_set(payload, '$.tampered', 1) WHERE session_id = ? AND seq = 2").run(sessionId);
     await page.getByRole('button', { name: 'Verify audit chain' }).click();
     await page.waitForFunction(() => /^BROKEN at event 2, field /.test(document.getElementById('audit-result')!.textContent ?? ''));
+  });
+
+  test('a running task cancelled from the page: the run stops its whole tree and goes on', async () => {
+    const dir = stateDir(c);
+    const core = makeCore({
+      'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml':
+        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo started; sleep 300", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
+    });
+    c.add(() => removeTempCores());
+    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (d) => (out += d));
+    run.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => run.once('close', r));
+    c.add(() => void run.kill('SIGKILL'));
+    const db = await waitForStore(dir, REACH_MS);
+    c.add(() => void db.close());
+    const web = await startWeb(c, dir);
+    const ctx = await browser(c);
+    const page = await ctx.newPage();
+    await page.goto(web.url);
+    await page.getByRole('button', { name: /^open session / }).first().click();
+    const task = page.locator('#tasks li[data-status="running"]').first();
+    await task.waitFor({ timeout: REACH_MS });
+    const id = (await task.getAttribute('data-task'))!;
+    const spawnId = await waitFor('the task\'s tree', () => (db.prepare('SELECT spawn_id FROM tasks WHERE id = ?').pluck().get(id) as string | null) ?? null, REACH_MS);
+    await waitFor('the tree running', () => markedPids(spawnId).length > 0 || null, REACH_MS);
+    await task.getByRole('button', { name: `cancel task ${id}` }).click();
+    await page.locator(`#tasks li[data-task="${id}"][data-status="cancelled"]`).waitFor({ timeout: 30_000 });
+    assert.equal(await exited, 0, out);
+    assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
   });
 
   test('the live stream reconnects with Last-Event-ID and misses nothing (streams end every second)', async () => {

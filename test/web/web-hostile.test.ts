@@ -57,6 +57,7 @@ describe('supervisor web refuses what a hostile page or a rebound name sends', {
     assert.equal((await send('GET', '/', { host: `attacker.example:${web.port}` })).status, 403);
     assert.equal((await send('GET', '/api/events', { host: own })).status, 403, 'the live stream needs the cookie');
     assert.equal((await send('OPTIONS', answer, { host: own, origin: 'http://evil.example', 'access-control-request-method': 'POST' })).status, 403, 'no preflight is ever granted');
+    assert.equal((await send('POST', '/api/tasks/tk_0/cancel', without('origin'), '{}')).status, 403, 'a cancel passes the same gate');
     assert.equal(statusOf(s.db, req.id).status, 'pending');
     // The legitimate request, for contrast: it passes and decides.
     const ok = await send('POST', answer, me.headers, body);

@@ -261,17 +261,40 @@ function renderTasks(list: TaskView[]): void {
       b.type = 'button';
       b.addEventListener('click', () => void followLog(t.id));
       li.append(b);
+      if (t.status === 'running') {
+        // Asks the owning run to stop the task's whole tree (what supervisor cancel does).
+        const stop = el('button', 'Cancel');
+        stop.type = 'button';
+        stop.setAttribute('aria-label', `cancel task ${t.id}`);
+        stop.addEventListener('click', () => {
+          stop.disabled = true;
+          void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(t.id)}/cancel`, { method: 'POST', body: {} }).then((r) => say(r.status === 200 ? `asked the run to cancel ${t.id}` : `cancel failed (${r.status})`));
+        });
+        li.append(document.createTextNode(' '), stop);
+      }
       return li;
     }),
   );
 }
 
+let timelineBusy = false;
+
 async function refreshTimeline(): Promise<void> {
-  if (openId === null) return;
-  const id = openId;
+  // One read at a time: the next starts after the events it would ask for are in.
+  if (openId === null || timelineBusy) return;
+  timelineBusy = true;
+  try {
+    await readTimeline(openId);
+  } finally {
+    timelineBusy = false;
+  }
+}
+
+async function readTimeline(id: string): Promise<void> {
   const r = await api<Timeline>(`/api/sessions/${encodeURIComponent(id)}/timeline?after=${eventSeq}`);
   if (r.status !== 200 || openId !== id) return;
   (document.getElementById('detail-heading') as HTMLElement).textContent = `Session ${r.body.session.id} (${r.body.session.status})`;
+  const full = r.body.events.length === 500;
   for (const e of r.body.events) {
     const li = el('li');
     li.dataset.seq = String(e.seq);
@@ -280,6 +303,8 @@ async function refreshTimeline(): Promise<void> {
     eventSeq = e.seq;
   }
   renderTasks(r.body.tasks);
+  // A long session arrives 500 events per read, one read after another.
+  if (full && openId === id) await readTimeline(id);
 }
 
 async function openSession(id: string): Promise<void> {
