@@ -3,7 +3,7 @@
 // redraw or reorder what the operator reads, in a browser as at a terminal. The preview is already
 // bounded and field-redacted by the run that asked (src/policy/); nothing raw is stored to send.
 import { displayText } from '../redaction/index.js';
-import type { ChainVerification, PendingApproval, SessionRecord, StoredEvent, TaskLogChunk, TaskRecord } from '../store/index.js';
+import type { ChainVerification, ListedApproval, PendingApproval, SessionRecord, StoredEvent, TaskLogChunk, TaskRecord } from '../store/index.js';
 import { shownDigest } from './approval-answer.js';
 
 export interface ApprovalView {
@@ -20,9 +20,11 @@ export interface ApprovalView {
   expiresAt: number;
   decidedAt: number | null;
   decidedBy: string | null;
+  /** A child agent's request: the delegation chain of its session, root first (empty otherwise). */
+  delegated: string[];
 }
 
-export function approvalView(r: PendingApproval): ApprovalView {
+export function approvalView(r: PendingApproval | ListedApproval): ApprovalView {
   return {
     id: r.id,
     sessionId: r.sessionId,
@@ -37,6 +39,7 @@ export function approvalView(r: PendingApproval): ApprovalView {
     expiresAt: r.expiresAt,
     decidedAt: r.decidedAt,
     decidedBy: r.decidedBy === null ? null : displayText(r.decidedBy),
+    delegated: 'chain' in r && r.chain.length > 1 ? r.chain : [],
   };
 }
 

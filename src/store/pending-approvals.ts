@@ -119,9 +119,9 @@ export class PendingApprovalStore {
   }
 
   /** The operator's side: one request of their runs, in any state; undefined if not theirs or not found. */
-  get(scope: PrincipalScope, id: string): PendingApproval | undefined {
+  get(scope: PrincipalScope, id: string): ListedApproval | undefined {
     const r = this.q.owned.get(id, principal(scope)) as Row | undefined;
-    return r && of(r);
+    return r && { ...of(r), chain: this.chainOf(r.session_id) };
   }
 
   /** The operator's side: requests of their runs still waiting. */

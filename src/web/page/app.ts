@@ -17,6 +17,7 @@ interface ApprovalView {
   expiresAt: number;
   decidedAt: number | null;
   decidedBy: string | null;
+  delegated: string[];
 }
 
 interface SessionView {
@@ -186,6 +187,8 @@ function renderApproval(a: ApprovalView, mine = false): void {
   row('arguments', a.preview, true);
   row('capability', a.capability);
   row('session', a.sessionId);
+  // A child agent's request says whose child it is: nothing a delegated agent asks waits unseen.
+  if (a.delegated.length > 0) row('delegated', a.delegated.join(' → '));
   row('expires', `${when(a.expiresAt)} UTC`);
   row('digest', a.digest);
   const parts: HTMLElement[] = [el('h3', `${a.tool} — ${a.id}`), dl];
