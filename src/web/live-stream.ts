@@ -46,6 +46,7 @@ export class LiveStreams {
     res.write('retry: 1000\n\n');
     const s: Stream = { res, seq: after, endAt: Date.now() + this.o.maxStreamMs };
     this.streams.add(s);
+    // The browser went away (a closed tab, a reconnect): nothing more is written to it.
     res.on('close', () => this.streams.delete(s));
     if (!this.feed.continuousAfter(after)) {
       // Older changes were dropped from the feed: the page reloads its lists, then follows from here.
@@ -58,13 +59,18 @@ export class LiveStreams {
   close(): void {
     clearInterval(this.poll);
     clearInterval(this.beat);
-    for (const s of this.streams) s.res.end();
-    this.streams.clear();
+    for (const s of this.streams) this.end(s);
+  }
+
+  /** The one way a stream stops being written: out of the set first, then ended. */
+  private end(s: Stream): void {
+    this.streams.delete(s);
+    if (!s.res.writableEnded) s.res.end();
   }
 
   private tick(): void {
     const now = Date.now();
-    for (const s of this.streams) if (now >= s.endAt) s.res.end();
+    for (const s of this.streams) if (now >= s.endAt) this.end(s);
     const head = this.feed.head();
     if (head === this.head) return;
     this.head = head;

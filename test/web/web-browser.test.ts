@@ -283,12 +283,19 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     await page.goto(web.url);
     await page.waitForFunction(() => document.querySelector('main')!.dataset.streamOpens === '1');
     const asked = [];
+    const t0 = Date.now();
     // 30 requests over ~4.5 s: several fall while the stream is down (1 s retry after each end).
     for (let i = 0; i < 30; i++) {
       asked.push(s.ask(`step ${i}`).id);
       await new Promise((r) => setTimeout(r, 150));
     }
-    await page.waitForFunction((n) => document.querySelectorAll('article.approval[data-status="pending"]').length === n, asked.length, { timeout: 20_000 });
+    await page
+      .waitForFunction((n) => document.querySelectorAll('article.approval[data-status="pending"]').length === n, asked.length, { timeout: 60_000 })
+      .catch(async (e: Error) => {
+        const seen = await page.locator('main').evaluate((m) => ({ ...(m as HTMLElement).dataset, cards: document.querySelectorAll('article.approval').length, status: document.getElementById('status')!.textContent }));
+        assert.fail(`${e.message}: the page has ${JSON.stringify(seen)}; supervisor web said:\n${web.log()}`);
+      });
+    console.log(`web: 30 requests asked across stream reconnects, all shown ${Date.now() - t0} ms after the first`);
     const shown = await page.locator('article.approval').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.approval));
     assert.deepEqual(shown, asked, 'every request, in order');
     const data = await page.locator('main').evaluate((m) => ({ ...(m as HTMLElement).dataset }));
