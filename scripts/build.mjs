@@ -56,4 +56,9 @@ if (fs.existsSync(BUILD_INFO)) {
 }
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 run(process.execPath, [tsc, '-p', 'tsconfig.json']);
+// The web page's script is compiled for the browser (DOM types) by a project of its own; its record
+// is dropped the same way when the script is missing.
+const PAGE_OUT = path.join(root, 'dist', 'src', 'web', 'page');
+if (!fs.existsSync(path.join(PAGE_OUT, 'app.js'))) fs.rmSync(path.join(PAGE_OUT, '.tsbuildinfo'), { force: true });
+run(process.execPath, [tsc, '-p', path.join('src', 'web', 'page', 'tsconfig.json')]);
 run(process.execPath, [path.join(root, 'scripts', 'bundle.mjs')]);

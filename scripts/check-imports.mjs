@@ -11,6 +11,10 @@ import ts from 'typescript';
 // sibling in the same layer nor anything above. Add new top-level src/ folders here.
 const LAYERS = [
   ['cli'],
+  // The operator's web page (`supervisor web`): an HTTP layer over the operator's queries, started by the CLI.
+  ['web'],
+  // The operator's queries and views that the terminal commands and the web page share (one copy).
+  ['operator'],
   // Session assembly (core, catalog, store, supervisor, secrets, adapters, runtime) for the CLI and the library.
   ['session'],
   ['runtimes', 'turns'],

@@ -71,6 +71,8 @@ const SERIAL = new Map([
   ['cli/exec.test.js', 'the supervisor\'s measured duration of a 2 s timeout is bounded to 1.9-4.5 s'],
   // Issue 16: each operator command (a cold CLI start) answers within 2 s while a run is busy.
   ['cli/operator-long-wait.test.js', 'each operator command answers within 2 s of wall time'],
+  // Issue 20: a stored approval request is visible in an open page within 500 ms (p99 over 50).
+  ['web/web-latency.test.js', 'p99 < 500 ms from a stored request to the open page showing it; a 10,000-event page\'s load time'],
 ]);
 
 /**
@@ -80,6 +82,8 @@ const SERIAL = new Map([
  */
 const SLOW_FIRST = [
   'cli/fault-injection.test.js',
+  // ~70 s alone: a chromium start per test, three of them with a real run.
+  'web/web-browser.test.js',
   'cli/operator-views.test.js',
   'cli/run-call-catalog.test.js',
   'cli/bad-state-dir.test.js',

@@ -40,6 +40,7 @@ Commands:
   evolve [list|review|promote|discard <run>]
                                     the evolve runs your agents started: review the security diff,
                                     promote (bound to the review) or discard
+  web [--port N] [--open] [--json]  the operator's page on 127.0.0.1: sessions and approvals, live
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -114,6 +115,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return await (await import('./operator.js')).runApprovals(rest);
     case 'evolve':
       return await (await import('./evolve.js')).runEvolve(rest);
+    case 'web':
+      return await (await import('./web.js')).runWeb(rest);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}; see supervisor --help`);
   }

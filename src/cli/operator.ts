@@ -2,11 +2,11 @@
 // logs (with --follow) and cancel. They read the store through the same PrincipalScope as the run
 // (the local user); a cancel is a request the owning run acts on within a fraction of a second.
 import { cliIo } from './io.js';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openStore, PendingApprovalStore, SessionStore, type ListedApproval, type PendingApproval, TaskStore, type Database, type TaskRecord } from '../store/index.js';
 import { displayJson, displayPreview, displayText } from '../redaction/index.js';
+import { answerApproval, decidedByText, shownDigest } from '../operator/approval-answer.js';
 import { localPrincipal } from './principal.js';
 import { parseFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
@@ -175,10 +175,8 @@ request.
 /** How much of an action the list shows before it says it was cut. */
 const LIST_ACTION_MAX = 500;
 
-/** The digest of what a request shows (tool, capability, action, preview): what --expect checks. */
-export function shownDigest(r: Pick<PendingApproval, 'tool' | 'capability' | 'summary' | 'preview'>): string {
-  return createHash('sha256').update(JSON.stringify([r.tool, r.capability, r.summary, r.preview]), 'utf8').digest('hex').slice(0, 16);
-}
+// The digest lives with the answer's one copy (src/operator/), shared with the web page.
+export { shownDigest };
 
 /** One request as the operator reads it; `full` shows the whole action instead of a cut preview. */
 function renderRequest(r: ListedApproval, full: boolean): string {
@@ -225,20 +223,18 @@ export async function runApprovals(argv: string[]): Promise<number> {
     if (verb !== 'approve' && verb !== 'deny') throw new UsageError(`approvals: unknown action ${displayText(JSON.stringify(verb))}; use list, show <id>, approve <id> or deny <id>`);
     if (!id || extra.length > 0) throw new UsageError(`approvals ${verb} needs one request id; supervisor approvals lists them`);
     const expect = f.value.get('expect');
-    if (expect !== undefined) {
-      if (verb !== 'approve') throw new UsageError('--expect goes with approve: it binds an approval to the request you were shown');
-      const r = store.list({ principal }).find((x) => x.id === id);
-      if (r && shownDigest(r) !== expect.trim().toLowerCase()) {
-        cliIo().stderr.write(`supervisor approvals: request ${id} has digest ${shownDigest(r)}, not ${displayText(expect)}: it is not the request you were shown; nothing was answered (supervisor approvals show ${id})\n`);
-        return 1;
-      }
+    if (expect !== undefined && verb !== 'approve') throw new UsageError('--expect goes with approve: it binds an approval to the request you were shown');
+    const decidedBy = `supervisor approvals at a terminal (pid ${process.pid})`;
+    const outcome = answerApproval(store, { principal }, { id, approve: verb === 'approve', always: f.bool.has('always'), ...(expect !== undefined ? { expect } : {}), decidedBy });
+    if (outcome.kind === 'digest-mismatch') {
+      cliIo().stderr.write(`supervisor approvals: request ${id} has digest ${outcome.digest}, not ${displayText(expect ?? '')}: it is not the request you were shown; nothing was answered (supervisor approvals show ${id})\n`);
+      return 1;
     }
-    const answer = store.answer({ principal }, id, verb === 'approve', f.bool.has('always'));
-    if (!answer || !answer.answered) {
-      cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${answer ? ` (it is ${answer.record.status} already)` : ''}; supervisor approvals lists them\n`);
+    if (outcome.kind !== 'answered') {
+      cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${outcome.kind === 'lost' ? ` (${displayText(decidedByText(outcome.record))})` : ''}; supervisor approvals lists them\n`);
       return 2;
     }
-    const after = answer.record;
+    const after = outcome.record;
     if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id: after.id, status: after.status, remember: after.remember, digest: shownDigest(after) })}\n`);
     else {
       cliIo().stdout.write(

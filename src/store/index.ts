@@ -45,3 +45,4 @@ export { reconcileDeadOwners, type OwnerAlive, type InterruptedSession, type Own
 export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask, ALLOW_SHARED_STATE_DIR_ENV } from './private-files.js';
 // Test-only (SUPERVISOR_FAULT_AT): the store's write path is where a run can be crashed at a chosen point.
 export { faultPoint, FAULT_ENV } from './fault-injection.js';
+export { OperatorChangeFeed, OPERATOR_CHANGES_KEPT, type OperatorChange, type OperatorChangeKind } from './operator-changes.js';

@@ -287,4 +287,47 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tasks_child_session ON tasks(child_session_id) WHERE child_session_id IS NOT NULL;
     `,
   },
+  {
+    // The operator's web page (issue 20). An answer names who gave it (a terminal's `supervisor
+    // approvals`, or a `supervisor web` page), so whoever lost the compare-and-swap on a pending row
+    // is told who won. operator_changes is the one ordered feed of what an operator's view shows
+    // (a request asked or decided, a session or task started or ended): its seq is the SSE event id
+    // a page resumes from (Last-Event-ID). Triggers write it, so every writer (a run, the terminal
+    // commands, reconcile) feeds it without knowing the page exists; it holds ids and states only,
+    // never text, and keeps the newest 10,000 rows (a page further behind reloads its lists).
+    version: 10,
+    name: 'operator-changes',
+    sql: `
+      ALTER TABLE pending_approvals ADD COLUMN decided_by TEXT;
+      CREATE TABLE operator_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (kind IN ('approval','session','task')),
+        ref TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE TRIGGER operator_changes_bound AFTER INSERT ON operator_changes WHEN new.seq > 10000 BEGIN
+        DELETE FROM operator_changes WHERE seq <= new.seq - 10000;
+      END;
+      CREATE TRIGGER pending_approvals_change_insert AFTER INSERT ON pending_approvals BEGIN
+        INSERT INTO operator_changes (kind, ref, session_id, status, at) VALUES ('approval', new.id, new.session_id, new.status, new.created_at);
+      END;
+      CREATE TRIGGER pending_approvals_change_status AFTER UPDATE OF status ON pending_approvals WHEN old.status IS NOT new.status BEGIN
+        INSERT INTO operator_changes (kind, ref, session_id, status, at) VALUES ('approval', new.id, new.session_id, new.status, COALESCE(new.decided_at, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)));
+      END;
+      CREATE TRIGGER sessions_change_insert AFTER INSERT ON sessions BEGIN
+        INSERT INTO operator_changes (kind, ref, session_id, status, at) VALUES ('session', new.id, new.id, new.status, new.created_at);
+      END;
+      CREATE TRIGGER sessions_change_status AFTER UPDATE OF status ON sessions WHEN old.status IS NOT new.status BEGIN
+        INSERT INTO operator_changes (kind, ref, session_id, status, at) VALUES ('session', new.id, new.id, new.status, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+      CREATE TRIGGER tasks_change_insert AFTER INSERT ON tasks BEGIN
+        INSERT INTO operator_changes (kind, ref, session_id, status, at) VALUES ('task', new.id, new.session_id, new.status, new.created_at);
+      END;
+      CREATE TRIGGER tasks_change_status AFTER UPDATE OF status ON tasks WHEN old.status IS NOT new.status BEGIN
+        INSERT INTO operator_changes (kind, ref, session_id, status, at) VALUES ('task', new.id, new.session_id, new.status, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));
+      END;
+    `,
+  },
 ];

@@ -25,6 +25,8 @@ export interface PendingApproval {
   createdAt: number;
   expiresAt: number;
   decidedAt: number | null;
+  /** Who answered (`supervisor approvals` at a terminal, or a `supervisor web` page); null until then. */
+  decidedBy: string | null;
 }
 
 /** A request as the operator lists it: with the delegation chain of its session. */
@@ -48,6 +50,7 @@ interface Row {
   created_at: number;
   expires_at: number;
   decided_at: number | null;
+  decided_by: string | null;
 }
 
 const of = (r: Row): PendingApproval => ({
@@ -62,6 +65,7 @@ const of = (r: Row): PendingApproval => ({
   createdAt: r.created_at,
   expiresAt: r.expires_at,
   decidedAt: r.decided_at,
+  decidedBy: r.decided_by,
 });
 
 export class PendingApprovalStore {
@@ -75,7 +79,9 @@ export class PendingApprovalStore {
       byId: db.prepare('SELECT * FROM pending_approvals WHERE id = ?'),
       owned: db.prepare(`${owned} WHERE p.id = ? AND s.principal = ?`),
       pending: db.prepare(`${owned} WHERE s.principal = ? AND p.status = 'pending' AND p.expires_at > ? ORDER BY p.created_at, p.id`),
-      decide: db.prepare("UPDATE pending_approvals SET status = ?, remember = ?, decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?"),
+      // The compare-and-swap: only a request still pending (and not past its expiry) is answered, so
+      // of two answers (two tabs, a tab and a terminal) exactly one changes the row.
+      decide: db.prepare("UPDATE pending_approvals SET status = ?, remember = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'pending' AND expires_at > ?"),
       close: db.prepare("UPDATE pending_approvals SET status = ?, decided_at = ? WHERE id = ? AND status = 'pending'"),
       // A child agent's session is some agent.spawn task's child_session_id; its parent is that task's session.
       chain: db.prepare(`WITH RECURSIVE up(sid, depth) AS (
@@ -112,6 +118,12 @@ export class PendingApprovalStore {
     this.q.close.run(status, this.now(), id);
   }
 
+  /** The operator's side: one request of their runs, in any state; undefined if not theirs or not found. */
+  get(scope: PrincipalScope, id: string): ListedApproval | undefined {
+    const r = this.q.owned.get(id, principal(scope)) as Row | undefined;
+    return r && { ...of(r), chain: this.chainOf(r.session_id) };
+  }
+
   /** The operator's side: requests of their runs still waiting. */
   list(scope: PrincipalScope): ListedApproval[] {
     return (this.q.pending.all(principal(scope), this.now()) as Row[]).map((r) => ({ ...of(r), chain: this.chainOf(r.session_id) }));
@@ -124,12 +136,13 @@ export class PendingApprovalStore {
 
   /**
    * The operator's side: answers a waiting request. undefined if it is not theirs or not found;
-   * `answered: false` if it was no longer waiting (answered, expired or cancelled already).
+   * `answered: false` if it was no longer waiting (answered, expired or cancelled already); the
+   * record then says who answered it. `decidedBy` names this answer's origin (bounded text).
    */
-  answer(scope: PrincipalScope, id: string, approved: boolean, remember: boolean): { record: PendingApproval; answered: boolean } | undefined {
+  answer(scope: PrincipalScope, id: string, approved: boolean, remember: boolean, decidedBy: string): { record: PendingApproval; answered: boolean } | undefined {
     const r = this.q.owned.get(id, principal(scope)) as Row | undefined;
     if (!r) return undefined;
-    const changed = this.q.decide.run(approved ? 'approved' : 'denied', remember ? 1 : 0, this.now(), id, this.now()).changes === 1;
+    const changed = this.q.decide.run(approved ? 'approved' : 'denied', remember ? 1 : 0, this.now(), decidedBy.slice(0, 200), id, this.now()).changes === 1;
     return { record: of(this.q.byId.get(id) as Row), answered: changed };
   }
 }

@@ -1,0 +1,94 @@
+// Live updates over Server-Sent Events. EventSource cannot send headers, so the stream is
+// authenticated by the session cookie alone and carries only what changed (kind, id, state: no
+// text); the page fetches what it shows with its CSRF token. Each event's id is the change's seq in
+// the store's operator feed (migration 10), so a reconnecting EventSource's Last-Event-ID resumes
+// exactly after the last change it saw: a reconnect misses nothing.
+import type { ServerResponse } from 'node:http';
+import type { OperatorChangeFeed, PrincipalScope } from '../store/index.js';
+
+export interface LiveStreamOptions {
+  /** How often the feed's head is read (one indexed row): a bound on how late a change is sent. */
+  pollMs: number;
+  /** A stream ends after this long and the browser reconnects with Last-Event-ID (tests shorten it). */
+  maxStreamMs: number;
+  heartbeatMs: number;
+  /** At most this many open streams; one more is refused (503), bounding what a page can hold open. */
+  maxStreams: number;
+}
+
+interface Stream {
+  res: ServerResponse;
+  seq: number;
+  endAt: number;
+}
+
+export class LiveStreams {
+  private readonly streams = new Set<Stream>();
+  private readonly poll: NodeJS.Timeout;
+  private readonly beat: NodeJS.Timeout;
+  private head: number;
+
+  constructor(private readonly feed: OperatorChangeFeed, private readonly scope: PrincipalScope, private readonly o: LiveStreamOptions) {
+    this.head = feed.head();
+    this.poll = setInterval(() => this.tick(), o.pollMs);
+    this.beat = setInterval(() => this.heartbeat(), o.heartbeatMs);
+    this.poll.unref();
+    this.beat.unref();
+  }
+
+  get full(): boolean {
+    return this.streams.size >= this.o.maxStreams;
+  }
+
+  /** Starts a stream that sends every change after `after` (the Last-Event-ID, or the page's state seq). */
+  open(res: ServerResponse, after: number, headers: Record<string, string>): void {
+    res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    res.write('retry: 1000\n\n');
+    const s: Stream = { res, seq: after, endAt: Date.now() + this.o.maxStreamMs };
+    this.streams.add(s);
+    // The browser went away (a closed tab, a reconnect): nothing more is written to it.
+    res.on('close', () => this.streams.delete(s));
+    if (!this.feed.continuousAfter(after)) {
+      // Older changes were dropped from the feed: the page reloads its lists, then follows from here.
+      s.seq = this.feed.head();
+      res.write(`id: ${s.seq}\nevent: reset\ndata: {}\n\n`);
+    }
+    this.send(s);
+  }
+
+  close(): void {
+    clearInterval(this.poll);
+    clearInterval(this.beat);
+    for (const s of this.streams) this.end(s);
+  }
+
+  /** The one way a stream stops being written: out of the set first, then ended. */
+  private end(s: Stream): void {
+    this.streams.delete(s);
+    if (!s.res.writableEnded) s.res.end();
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    for (const s of this.streams) if (now >= s.endAt) this.end(s);
+    const head = this.feed.head();
+    if (head === this.head) return;
+    this.head = head;
+    for (const s of this.streams) this.send(s);
+  }
+
+  private send(s: Stream): void {
+    for (;;) {
+      const changes = this.feed.after(this.scope, s.seq);
+      for (const c of changes) {
+        s.res.write(`id: ${c.seq}\nevent: change\ndata: ${JSON.stringify({ seq: c.seq, kind: c.kind, ref: c.ref, sessionId: c.sessionId, status: c.status })}\n\n`);
+        s.seq = c.seq;
+      }
+      if (changes.length < 500) return;
+    }
+  }
+
+  private heartbeat(): void {
+    for (const s of this.streams) s.res.write(': keep-alive\n\n');
+  }
+}

@@ -1,0 +1,252 @@
+// `supervisor web`'s HTTP server: node:http on 127.0.0.1, a static page and a small JSON API over
+// the operator's own queries (the store's principal-scoped reads, the one answer path in
+// src/operator/, the one sanitiser). Every request passes the gate (request-gate.ts) first; a
+// refusal is a 403 and one log line, and no response carries a CORS header.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { OperatorChangeFeed, PendingApprovalStore, SessionStore, TaskStore, verifyChain, type Database, type PrincipalScope } from '../store/index.js';
+import { displayText } from '../redaction/index.js';
+import { answerApproval, decidedByText } from '../operator/approval-answer.js';
+import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
+import { checkFetchSite, checkHost, checkMutation, GateRefusal, type GateOrigin } from './request-gate.js';
+import { WebAuth } from './web-auth.js';
+import { LiveStreams } from './live-stream.js';
+import { PAGE_CSS, PAGE_HTML } from './page-assets.js';
+
+export interface WebServerOptions {
+  db: Database;
+  principal: string;
+  /** 0: a free port chosen by the OS. */
+  port: number;
+  /** One line per refusal or failure (stderr in the CLI). */
+  log: (line: string) => void;
+  /** How long an SSE stream lasts before the browser reconnects (tests shorten it). */
+  maxStreamMs?: number;
+}
+
+export interface WebServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The largest request body read (an answer or a token exchange is a few hundred bytes). */
+const MAX_BODY_BYTES = 16 * 1024;
+
+/** Sent with every response: nothing is framed, sniffed, cached, referred or loaded from elsewhere. */
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/** The compiled page script (src/web/page/app.ts, built by `npm run build`). */
+function pageScript(): string {
+  const file = fileURLToPath(new URL('./page/app.js', import.meta.url));
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    throw new Error(`the web page's script ${file} is missing; run npm run build`);
+  }
+}
+
+export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
+  const script = pageScript();
+  const scope: PrincipalScope = { principal: o.principal };
+  const approvals = new PendingApprovalStore(o.db);
+  const sessions = new SessionStore(o.db);
+  const feed = new OperatorChangeFeed(o.db);
+  const tasks = new TaskStore(o.db);
+  const server = createServer();
+  const port = await listen(server, o.port);
+  const gate: GateOrigin = { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` };
+  const auth = new WebAuth(`supervisor_web_${port}`);
+  const streams = new LiveStreams(feed, scope, { pollMs: 25, maxStreamMs: o.maxStreamMs ?? 10 * 60_000, heartbeatMs: 15_000, maxStreams: 32 });
+  const tab = (v: unknown): string => (typeof v === 'string' && /^[a-z0-9]{1,16}$/.test(v) ? `, tab ${v}` : '');
+
+  const api = {
+    state: () => {
+      // The feed's head first: a change made while the lists are read is sent again, never lost.
+      const seq = feed.head();
+      return { seq, sessions: sessions.listSessions(scope, { limit: 200 }).map(sessionView), approvals: approvals.list(scope).map(approvalView) };
+    },
+    approval: (id: string) => {
+      const r = approvals.get(scope, id);
+      if (!r) throw new HttpError(404, `no request ${displayText(id)} of yours`);
+      return approvalView(r);
+    },
+    /** The principal's own session, or 404 (the same check as every owner-scoped store read). */
+    session: (id: string) => {
+      const s = sessions.getSession(scope, id);
+      if (!s) throw new HttpError(404, `no session ${displayText(id)} of yours`);
+      return s;
+    },
+    /** A session's timeline (its chain events, redacted when appended) and its tasks, from `after`. */
+    timeline: (id: string, after: number) => {
+      const s = api.session(id);
+      return { session: sessionView(s), events: sessions.listEvents(scope, s.id, { afterSeq: after, limit: 500 }).map(eventView), tasks: tasks.list(scope, { sessionId: s.id, limit: 200 }).map(taskView) };
+    },
+    /** `supervisor audit verify --session` for one of the principal's sessions. */
+    audit: (id: string) => chainView(verifyChain(o.db, api.session(id).id)),
+    logs: (id: string, after: number) => {
+      const t = tasks.get(scope, id);
+      const chunks = tasks.logs(scope, id, { afterSeq: after, limit: 1000 });
+      if (!t || !chunks) throw new HttpError(404, `no task ${displayText(id)} of yours`);
+      return { task: taskView(t), chunks: chunks.map(logChunkView) };
+    },
+    /** `supervisor cancel`'s request: the run that owns the task stops its whole tree. */
+    cancel: (id: string) => {
+      const t = tasks.requestCancel(scope, id);
+      if (!t) throw new HttpError(404, `no task ${displayText(id)} of yours`);
+      return { task: taskView(t) };
+    },
+    answer: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
+      const { decision, always, digest } = body;
+      if (decision !== 'approve' && decision !== 'deny') throw new HttpError(400, 'decision must be "approve" or "deny"');
+      if (always !== undefined && typeof always !== 'boolean') throw new HttpError(400, 'always must be true or false');
+      if (typeof digest !== 'string') throw new HttpError(400, 'digest (of the request you were shown) is required');
+      const outcome = answerApproval(approvals, scope, { id, approve: decision === 'approve', always: always === true, expect: digest, decidedBy: `the supervisor web page (pid ${process.pid}${tab(body.tab)})` });
+      switch (outcome.kind) {
+        case 'answered':
+          return { status: 200, body: { outcome: 'answered', approval: approvalView(outcome.record) } };
+        case 'lost':
+          return { status: 409, body: { outcome: 'lost', approval: approvalView(outcome.record), message: displayText(decidedByText(outcome.record)) } };
+        case 'digest-mismatch':
+          return { status: 412, body: { outcome: 'digest-mismatch', message: `request ${displayText(id)} is not the one you were shown (digest ${outcome.digest}); nothing was answered` } };
+        case 'not-found':
+          throw new HttpError(404, `no request ${displayText(id)} of yours`);
+      }
+    },
+  };
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch((err: unknown) => {
+      // The path only: a query string may hold what someone pasted there (a token), and logs are kept.
+      const what = `${displayText(req.method ?? '?')} ${displayText((req.url ?? '').split('?')[0]!.slice(0, 200))}`;
+      if (err instanceof GateRefusal) {
+        o.log(`supervisor web: refused ${what}: ${displayText(err.reason)}`);
+        return reply(res, 403, { error: 'forbidden' });
+      }
+      if (err instanceof HttpError) return reply(res, err.status, { error: err.message });
+      o.log(`supervisor web: ${what} failed: ${displayText(err instanceof Error ? err.message : String(err))}`);
+      reply(res, 500, { error: 'the request failed; see the supervisor web log' });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkHost(req, gate);
+    const url = new URL(req.url ?? '/', gate.origin);
+    const method = req.method ?? 'GET';
+    const path = url.pathname;
+    if (method === 'GET' && (path === '/' || path === '/index.html')) return asset(res, 'text/html; charset=utf-8', PAGE_HTML);
+    if (method === 'GET' && path === '/app.js') return asset(res, 'text/javascript; charset=utf-8', script);
+    if (method === 'GET' && path === '/app.css') return asset(res, 'text/css; charset=utf-8', PAGE_CSS);
+    if (!path.startsWith('/api/')) throw new HttpError(404, 'not found');
+    if (method === 'POST') {
+      checkMutation(req, gate);
+      const body = await readJson(req);
+      if (path === '/api/session') {
+        const s = auth.exchange(body.token);
+        return reply(res, 200, { csrf: s.csrf }, { 'Set-Cookie': auth.setCookie(s) });
+      }
+      auth.checkScript(req);
+      const m = /^\/api\/approvals\/([A-Za-z0-9_]{1,64})\/answer$/.exec(path);
+      if (m) {
+        const r = api.answer(m[1]!, body);
+        return reply(res, r.status, r.body);
+      }
+      const t = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
+      if (t) return reply(res, 200, api.cancel(t[1]!));
+      throw new HttpError(404, 'not found');
+    }
+    if (method !== 'GET') throw new GateRefusal(`method ${method} is not served`);
+    checkFetchSite(req);
+    if (path === '/api/events') {
+      auth.checkCookie(req);
+      if (streams.full) throw new HttpError(503, 'too many open live streams; close a tab');
+      const last = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? String(feed.head());
+      const after = Number(last);
+      if (!Number.isSafeInteger(after) || after < 0) throw new HttpError(400, 'Last-Event-ID must be a change number');
+      return streams.open(res, after, SECURITY_HEADERS);
+    }
+    auth.checkScript(req);
+    if (path === '/api/state') return reply(res, 200, api.state());
+    const after = afterParam(url);
+    let p = /^\/api\/sessions\/([A-Za-z0-9_]{1,64})\/(timeline|audit)$/.exec(path);
+    if (p) return reply(res, 200, p[2] === 'timeline' ? api.timeline(p[1]!, after) : api.audit(p[1]!));
+    p = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/logs$/.exec(path);
+    if (p) return reply(res, 200, api.logs(p[1]!, after));
+    const m = /^\/api\/approvals\/([A-Za-z0-9_]{1,64})$/.exec(path);
+    if (m) return reply(res, 200, api.approval(m[1]!));
+    throw new HttpError(404, 'not found');
+  }
+
+  return {
+    url: `${gate.origin}/#token=${auth.token}`,
+    port,
+    close: async () => {
+      streams.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => {
+      server.off('error', reject);
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : port);
+    });
+  });
+}
+
+/** `?after=N`: where a timeline or a log continues from (0: the start). */
+function afterParam(url: URL): number {
+  const v = url.searchParams.get('after') ?? '0';
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new HttpError(400, 'after must be a whole number');
+  return n;
+}
+
+function asset(res: ServerResponse, type: string, body: string): void {
+  res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': type });
+  res.end(body);
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { ...SECURITY_HEADERS, ...extra, 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(c);
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'the body is not JSON');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new HttpError(400, 'the body must be a JSON object');
+  return v as Record<string, unknown>;
+}
