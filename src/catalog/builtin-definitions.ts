@@ -68,8 +68,8 @@ export const DELEGATE_TASK_INPUT_SCHEMA = {
 export const EVOLVE_CORE_INPUT_SCHEMA = {
   type: 'object',
   properties: {
-    action: { type: 'string', enum: ['start', 'review', 'promote', 'discard'], description: 'start a run with edits; review, promote or discard a run.' },
-    run: { type: 'string', pattern: '^tk_[0-9a-f]{1,64}$', description: 'The run (its task id, from start) for review, promote and discard.' },
+    action: { type: 'string', enum: ['start', 'review', 'promote', 'rollback', 'discard'], description: 'start a run with edits; review, promote, roll back (a promoted run) or discard a run.' },
+    run: { type: 'string', pattern: '^tk_[0-9a-f]{1,64}$', description: 'The run (its task id, from start) for review, promote, rollback and discard.' },
     edits: {
       type: 'array',
       minItems: 1,

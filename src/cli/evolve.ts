@@ -2,7 +2,7 @@
 // and promotes it bound to the hash the review showed (--expect), as the tool's approval is; the
 // promotion or discard is recorded in the run's session chain. Principal-scoped: another
 // principal's run id reads as missing.
-import { discardRun, EvolveError, promoteRun, reviewRun, type EvolveRun } from '../evolve/evolver.js';
+import { discardRun, EvolveError, promoteRun, reviewRun, rollbackRun, type EvolveRun } from '../evolve/evolver.js';
 import { securitySummary } from '../evolve/security-diff.js';
 import { displayJson, displayText } from '../redaction/index.js';
 import { appendEvent, TaskStore, type TaskRecord } from '../store/index.js';
@@ -14,14 +14,16 @@ import { UsageError } from './usage.js';
 export const EVOLVE_HELP = `Usage: supervisor evolve list [--json] [--state-dir DIR]
        supervisor evolve review <run> [--json] [--state-dir DIR]
        supervisor evolve promote <run> --expect HASH [--json] [--state-dir DIR]
+       supervisor evolve rollback <run> [--json] [--state-dir DIR]
        supervisor evolve discard <run> [--json] [--state-dir DIR]
 
 The evolve runs your agents started with evolve_core (docs/evolve.md): each edits a candidate of
 its core in its own Git worktree. review shows the files, the gates, the security diff and the
 patch, and the review hash; promote moves the core's branch to the candidate only if it is still
 what that review showed (--expect the hash), the gates passed and nothing moved the branch since
-(a compare-and-swap); discard keeps the run's branch under refs/evolve-archive/<run> and removes
-its worktree. Both are recorded in the run's session chain.
+(a compare-and-swap); rollback moves it back to the run's base the same way, only if nothing
+moved it since; discard keeps the run's branch under refs/evolve-archive/<run> and removes its
+worktree. Each is recorded in the run's session chain.
 
 Exit status: 0 done, 1 refused (the reason says why; nothing changed), 2 usage error.
 `;
@@ -94,6 +96,14 @@ export async function runEvolve(argv: string[]): Promise<number> {
         out.write(json ? `${displayJson({ run: run.id, promoted: true, ref: run.ref, ...moved })}\n` : `promoted ${run.id}: ${run.ref} ${moved.old.slice(0, 12)} → ${moved.new.slice(0, 12)}\n`);
         return 0;
       }
+      case 'rollback': {
+        const { task, run } = findRun(store, principal, id, 'rollback');
+        const moved = await rollbackRun(run);
+        store.setMetadata(task.id, { ...run, status: 'rolled_back', rolled_back: { ...moved, at: Date.now() } });
+        appendEvent(db, task.sessionId, 'evolve.rolled_back', { run: run.id, ref: run.ref, old: moved.old, new: moved.new, by: 'operator', principal });
+        out.write(json ? `${displayJson({ run: run.id, rolled_back: true, ref: run.ref, ...moved })}\n` : `rolled back ${run.id}: ${run.ref} ${moved.old.slice(0, 12)} → ${moved.new.slice(0, 12)}\n`);
+        return 0;
+      }
       case 'discard': {
         const { task, run } = findRun(store, principal, id, 'discard');
         const { archived } = await discardRun(run);
@@ -103,7 +113,7 @@ export async function runEvolve(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`evolve: unknown action ${displayText(JSON.stringify(verb))}; use list, review, promote or discard`);
+        throw new UsageError(`evolve: unknown action ${displayText(JSON.stringify(verb))}; use list, review, promote, rollback or discard`);
     }
   } catch (err) {
     if (err instanceof EvolveError) {

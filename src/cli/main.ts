@@ -37,9 +37,9 @@ Commands:
   approvals [show|approve|deny <id>]
                                     see and answer the approval requests a run without a terminal
                                     waits on
-  evolve [list|review|promote|discard <run>]
+  evolve [list|review|promote|rollback|discard <run>]
                                     the evolve runs your agents started: review the security diff,
-                                    promote (bound to the review) or discard
+                                    promote (bound to the review), roll back or discard
   web [--port N] [--open] [--json]  the operator's page on 127.0.0.1: sessions and approvals, live
 
 Run "supervisor <command> --help" for the options of one command.

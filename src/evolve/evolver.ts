@@ -45,7 +45,7 @@ export interface Gate {
   detail: string;
 }
 
-export type RunStatus = 'ready' | 'gates_failed' | 'promoted' | 'discarded';
+export type RunStatus = 'ready' | 'gates_failed' | 'promoted' | 'rolled_back' | 'discarded';
 
 /** An evolve run as its task's metadata holds it. */
 export interface EvolveRun {
@@ -65,6 +65,7 @@ export interface EvolveRun {
   /** sha256 of (candidate tree, security diff): what an approval of promote is bound to. */
   review_hash: string;
   promoted?: { old: string; new: string; at: number };
+  rolled_back?: { old: string; new: string; at: number };
   archived?: string;
 }
 
@@ -242,9 +243,33 @@ export async function promoteRun(run: EvolveRun, expectedHash: string): Promise<
   return { old: run.base, new: run.candidate };
 }
 
+/**
+ * Rolls a promoted run back: the same compare-and-swap in reverse (`<ref>` from the candidate to
+ * the base), refused if anything moved the branch since the promotion or the live core has
+ * uncommitted changes; the live files follow.
+ */
+export async function rollbackRun(run: EvolveRun): Promise<{ old: string; new: string }> {
+  if (run.status !== 'promoted') throw new EvolveError('EVOLVE_STATE', `run ${run.id} is ${run.status}; only a promoted run can be rolled back`);
+  const liveDirty = (await git(run.repo, ['status', '--porcelain', '--untracked-files=no', '--', run.prefix || '.'])).trim();
+  if (liveDirty) throw new EvolveError('EVOLVE_DIRTY', `the live core has uncommitted changes (${liveDirty.split('\n').slice(0, 5).join(', ')}); commit or stash them before rolling back`);
+  try {
+    await git(run.repo, ['update-ref', '-m', `supervisor evolve rollback ${run.id}`, run.ref, run.base, run.candidate]);
+  } catch (err) {
+    if (err instanceof GitError) throw new EvolveError('EVOLVE_RACE', `${run.ref} is no longer at the promoted ${run.candidate.slice(0, 12)} (something was committed or promoted after it); nothing was changed`);
+    throw err;
+  }
+  try {
+    await git(run.repo, ['read-tree', '-u', '-m', run.candidate, run.base]);
+  } catch (err) {
+    await git(run.repo, ['update-ref', '-m', `supervisor evolve rollback ${run.id}: undone`, run.ref, run.candidate, run.base]).catch(() => undefined);
+    throw new EvolveError('EVOLVE_GIT', `the live core's files could not be rolled back (${(err as Error).message}); ${run.ref} was put back at ${run.candidate.slice(0, 12)}`);
+  }
+  return { old: run.candidate, new: run.base };
+}
+
 /** Discards a run: its branch is kept under refs/evolve-archive/<id>, its worktree and branch removed. */
 export async function discardRun(run: EvolveRun): Promise<{ archived: string }> {
-  if (run.status === 'promoted' || run.status === 'discarded') throw new EvolveError('EVOLVE_STATE', `run ${run.id} is ${run.status} already`);
+  if (run.status === 'promoted' || run.status === 'rolled_back' || run.status === 'discarded') throw new EvolveError('EVOLVE_STATE', `run ${run.id} is ${run.status}; only a run not promoted can be discarded`);
   // Edits left in the worktree are kept: committed on the run's branch before it is archived.
   if ((await git(run.worktree, ['status', '--porcelain', '--untracked-files=all'])).trim()) {
     await git(run.worktree, ['add', '-A']);

@@ -60,6 +60,15 @@ describe('supervisor evolve', () => {
     assert.ok(existsSync(join(core, 'agent', 'tools', 'hello', 'index.mjs')));
     const again = await runMain('evolve', 'promote', run, '--expect', hash, '--state-dir', state.path);
     assert.equal(again.status, 1, 'a promoted run is not promoted twice');
+    // Rollback: the same compare-and-swap back; refused once something was committed after it.
+    const back = await runMain('evolve', 'rollback', run, '--json', '--state-dir', state.path);
+    assert.equal(back.status, 0, back.stderr);
+    assert.deepEqual(JSON.parse(back.stdout).new, moved.old);
+    assert.equal(git(core, 'rev-parse', 'main'), moved.old);
+    assert.ok(!existsSync(join(core, 'agent', 'tools', 'hello')), 'the promoted files are gone from the live core');
+    assert.equal(git(core, 'status', '--porcelain'), '');
+    const twice = await runMain('evolve', 'rollback', run, '--state-dir', state.path);
+    assert.equal(twice.status, 1, 'a rolled-back run is not rolled back twice');
     const verify = await runMain('audit', 'verify', '--state-dir', state.path);
     assert.equal(verify.status, 0, verify.stdout + verify.stderr);
   });

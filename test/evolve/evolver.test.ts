@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { loadCore } from '../../src/core/index.js';
 import { git, removeRepos, scratchDir } from './git-fixture.js';
-import { coreRepo, discardRun, EvolveError, promoteRun, reviewRun, startRun, type EvolveRun } from '../../src/evolve/evolver.js';
+import { coreRepo, discardRun, EvolveError, promoteRun, reviewRun, rollbackRun, startRun, type EvolveRun } from '../../src/evolve/evolver.js';
 
 const dir = scratchDir;
 
@@ -80,6 +80,24 @@ describe('evolve runs on a real repository', () => {
     assert.equal(git(repo, 'rev-parse', 'main'), run.candidate);
     assert.equal(readFileSync(join(core, 'notes.md'), 'utf8'), 'evolved\n', 'the live core has the promoted file');
     assert.equal(git(repo, 'status', '--porcelain'), '', 'ref, index and files agree');
+  });
+
+  test('rollback is the compare-and-swap back: refused once the branch moved past the promotion', async () => {
+    const { repo, core } = repoWithCore();
+    const run = await start(core, [{ path: 'notes.md', content: 'promoted\n' }]);
+    const moved = await promoteRun(run, run.review_hash);
+    const promoted: EvolveRun = { ...run, status: 'promoted' };
+    // The operator commits on top: rolling back now would drop their commit, so it is refused.
+    writeFileSync(join(core, 'mine.md'), 'mine\n');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '--quiet', '-m', 'mine');
+    await assert.rejects(rollbackRun(promoted), (e: EvolveError) => e.code === 'EVOLVE_RACE');
+    assert.ok(existsSync(join(core, 'mine.md')));
+    git(repo, 'reset', '--quiet', '--hard', moved.new);
+    const back = await rollbackRun(promoted);
+    assert.deepEqual(back, { old: moved.new, new: moved.old });
+    assert.ok(!existsSync(join(core, 'notes.md')));
+    await assert.rejects(rollbackRun(run), (e: EvolveError) => e.code === 'EVOLVE_STATE', 'a run not promoted');
   });
 
   test('an edit after review blocks promotion (committed on the branch, or left in the worktree)', async () => {

@@ -4,12 +4,12 @@
 // showed (candidate tree + security diff): a run changed after review cannot use that approval.
 // Step 4 reads only the store; git runs at step 7.
 import { createHash } from 'node:crypto';
-import { discardRun, EvolveError, promoteRun, reviewRun, startRun, type Edit, type EvolveRun } from '../../evolve/evolver.js';
+import { discardRun, EvolveError, promoteRun, reviewRun, rollbackRun, startRun, type Edit, type EvolveRun } from '../../evolve/evolver.js';
 import { securitySummary } from '../../evolve/security-diff.js';
 import type { TaskRecord } from '../../store/index.js';
 import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter, type InvokeEnv } from '../adapter-types.js';
 
-type Action = 'start' | 'review' | 'promote' | 'discard';
+type Action = 'start' | 'review' | 'promote' | 'rollback' | 'discard';
 interface Args {
   action: Action;
   run?: string;
@@ -64,6 +64,16 @@ export const evolveCoreAdapter: EffectAdapter = {
           audit: { action: 'promote', run: run.id, review_hash: run.review_hash, base: run.base, candidate: run.candidate },
         };
       }
+      case 'rollback': {
+        const { run } = runOf(env, args.run);
+        if (run.status !== 'promoted') throw new AdapterCheckError(`run ${run.id} is ${run.status}; only a promoted run can be rolled back`);
+        return {
+          checks: [{ check: 'evolve.rollback', classification: 'core-change', minimum: 'prompt', reason: 'a rollback changes the live core' }],
+          action: { kind: 'evolve.rollback', target: { run: run.id, from: run.candidate, to: run.base } },
+          summary: `roll back evolve run ${run.id}: ${run.ref} ${run.candidate.slice(0, 12)} → ${run.base.slice(0, 12)}`,
+          audit: { action: 'rollback', run: run.id, from: run.candidate, to: run.base },
+        };
+      }
       case 'discard': {
         const { run } = runOf(env, args.run);
         return {
@@ -74,7 +84,7 @@ export const evolveCoreAdapter: EffectAdapter = {
         };
       }
       default:
-        throw new AdapterCheckError(`unknown action ${JSON.stringify(args.action)}; use start, review, promote or discard`);
+        throw new AdapterCheckError(`unknown action ${JSON.stringify(args.action)}; use start, review, promote, rollback or discard`);
     }
   },
 
@@ -97,6 +107,13 @@ export const evolveCoreAdapter: EffectAdapter = {
           // Authority granted for the old revision of this core is gone with it.
           const dropped = env.authority?.coreChanged() ?? 0;
           return { text: JSON.stringify({ run: run.id, promoted: true, ref: run.ref, old: moved.old, new: moved.new }), isError: false, detail: { run: run.id, ref: run.ref, old: moved.old, new: moved.new, approvals_dropped: dropped } };
+        }
+        case 'rollback': {
+          const { task, run } = runOf(env, args.run);
+          const moved = await rollbackRun(run);
+          worker(env).store.setMetadata(task.id, { ...run, status: 'rolled_back', rolled_back: { ...moved, at: Date.now() } });
+          const dropped = env.authority?.coreChanged() ?? 0;
+          return { text: JSON.stringify({ run: run.id, rolled_back: true, ref: run.ref, old: moved.old, new: moved.new }), isError: false, detail: { run: run.id, ref: run.ref, old: moved.old, new: moved.new, approvals_dropped: dropped } };
         }
         case 'discard': {
           const { task, run } = runOf(env, args.run);
