@@ -75,6 +75,8 @@ function localTurns(s: RuntimeSession, provider: ModelProvider, cost: CostMeter 
   const history = s.history as HistoryItem[];
   let turns = 0;
   const turn = async (prompt: string, o: Omit<RuntimeRunOptions, 'prompt' | 'passThrough'>): Promise<TurnResult> => {
+    // The catalog is per turn: a core changed since the last one (a promotion) is resolved anew.
+    await s.beforeTurn?.();
     turns++;
     o.onEvent({ type: 'user', turn: turns, text: prompt });
     const turnId = s.sessions.addTurn({ principal: s.principal }, s.sessionId).id;

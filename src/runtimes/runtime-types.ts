@@ -24,6 +24,11 @@ export interface RuntimeSession {
   history: unknown[];
   /** The session's cost pool (limits.max_cost_usd and what its children reserved), for the local runtime's meter. */
   costPool?: { left(): number; spend(usd: number): void };
+  /**
+   * Before each user turn of the local runtime: the session resolves its catalog again if the core
+   * changed on disk (the catalog is per turn); `core` and `runtime` above may be new after it.
+   */
+  beforeTurn?: () => Promise<void>;
 }
 
 /** What one runtime target makes callable: the granted operations, and the built-in tools of an

@@ -137,8 +137,9 @@ export interface DelegationContext {
 }
 
 /** The root session's context (openSession). */
-export function rootDelegationContext(c: Omit<DelegationContext, 'depth' | 'maxDepth' | 'budget' | 'lineage' | 'sessionCore'>): DelegationContext {
-  return { ...c, sessionCore: c.core, depth: 0, maxDepth: c.core.agent.limits.max_delegation_depth ?? DEFAULT_MAX_DELEGATION_DEPTH, budget: rootBudget(c.core), lineage: [c.core.agent.name] };
+/** The root session's context; `budget`: the one it already has, when its catalog is resolved again for a new turn. */
+export function rootDelegationContext(c: Omit<DelegationContext, 'depth' | 'maxDepth' | 'budget' | 'lineage' | 'sessionCore'> & { budget?: DelegationBudget }): DelegationContext {
+  return { ...c, sessionCore: c.core, depth: 0, maxDepth: c.core.agent.limits.max_delegation_depth ?? DEFAULT_MAX_DELEGATION_DEPTH, budget: c.budget ?? rootBudget(c.core), lineage: [c.core.agent.name] };
 }
 
 /** What a child is allowed, worked out before it starts (and recorded in its task's metadata). */

@@ -14,12 +14,13 @@ import { ApprovalBroker, ApprovalRules, checkDiscoveredToolRules, NonInteractive
 import { runtimeFor } from '../runtimes/registry.js';
 import type { AgentRuntime, PreparedRun, RuntimeEvent, RuntimeRunResult, RuntimeSession } from '../runtimes/runtime-types.js';
 import { SecretStore } from '../secrets/index.js';
-import { appendEvents, openStore, SessionStore, type Database, type SessionOwner } from '../store/index.js';
+import { appendEvent, appendEvents, openStore, SessionStore, type Database, type SessionOwner } from '../store/index.js';
 import { RuntimeTaskWorker } from '../tasks/index.js';
 import type { TurnResult } from '../turns/index.js';
 import { SessionError } from './errors.js';
 import { loadSessionCore } from './load.js';
-import { rootDelegationContext, SessionDelegator } from './delegation.js';
+import { rootDelegationContext, SessionDelegator, type DelegationBudget } from './delegation.js';
+import { coreFingerprint } from './core-watch.js';
 import { mcpSecretResolver } from './secret-policy.js';
 import { defaultStateDir } from './state-dir.js';
 
@@ -154,7 +155,8 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   // Each rule is checked against what this core's catalog holds: a rule that can never match is a
   // typo, and in a deny rule a typo fails open.
   const loaded = await loadSessionCore(o.core, o.principal);
-  const { core, principal } = loaded;
+  const { principal } = loaded;
+  let core = loaded.core;
   let catalog = loaded.catalog;
   const mcpServers = core.mcp.map((d) => d.name);
   const rules = approvalRulesFor(o.rules, ruleVocabulary(catalog.entries, mcpServers));
@@ -182,30 +184,73 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   // One store for the session: MCP env secrets it resolves are redacted from every effect's views.
   const secrets = SecretStore.fromCore(core);
   // The session's MCP servers stop first (whole trees).
-  const mcpHost = new McpConnectionManager({ supervisor });
+  let mcpHost = new McpConnectionManager({ supervisor });
+  // At close: the newest manager (a catalog resolved again for a turn may have replaced it).
   opened.defer(() => mcpHost.close());
-  let mcp: DiscoveryResult | null = null;
-  if (core.mcp.length > 0) {
-    // Discovery before the model runs: gated per server by mcp.connect:<server> and its approval.
+  /** Discovery before the model runs: gated per server by mcp.connect:<server> and its approval. */
+  const discover = async (): Promise<DiscoveryResult | null> => {
+    if (core.mcp.length === 0) return null;
     const capabilities = identityInputFor({ core, principal }).capabilities;
-    mcp = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
-    catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
+    const found = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
+    catalog = buildCatalog({ core, principal, mcpTools: found.tools, connectPolicy: found.connectPolicy });
     // Rules naming a discovered server's tools are checked now that its tools are known.
-    const connected = mcp.servers.filter((m) => m.state === 'connected').map((m) => m.server);
+    const connected = found.servers.filter((m) => m.state === 'connected').map((m) => m.server);
     try {
       checkDiscoveredToolRules(rules.all, ruleVocabulary(catalog.entries, mcpServers), connected);
     } catch (err) {
       throw new SessionError('RULE_INVALID', (err as Error).message);
     }
-  }
+    return found;
+  };
+  let mcp = await discover();
   // delegate_task's children: scope, depth and budget worked out from this session's (issue 18).
-  const delegation = new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, secrets, tasks, fallback, deny: [...(o.rules?.deny ?? [])], redact: (text: string): string => effects.redactor()(text) }));
-  const effects: EffectRuntime = new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
-  const droppedTools = droppedToolsOf(mcp, catalog);
+  const deny = [...(o.rules?.deny ?? [])];
+  const delegatorFor = (budget?: DelegationBudget): SessionDelegator =>
+    new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, secrets, tasks, fallback, deny, redact: (text: string): string => effects.redactor()(text), ...(budget ? { budget } : {}) }));
+  const effectsFor = (delegation: SessionDelegator): EffectRuntime =>
+    new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
+  let delegation = delegatorFor();
+  let effects: EffectRuntime = effectsFor(delegation);
+  let droppedTools = droppedToolsOf(mcp, catalog);
   recordDroppedTools(db, session.id, effects, droppedTools);
 
+  /**
+   * The catalog is per turn (issue 19): before a local turn, a core changed on disk since it was
+   * loaded (an evolve promotion or rollback, an operator's edit) is loaded again, and a new
+   * catalog, EffectRuntime and delegator are resolved from it; approvals remembered for the old
+   * revision are dropped, and MCP servers are discovered again (connect approval asked again)
+   * only when a declaration changed. The budget carries over. A core that no longer loads fails
+   * the turn with its issues (fail closed: nothing runs on a catalog nobody resolved).
+   */
+  let fingerprint = coreFingerprint(core);
+  const refreshForTurn = async (): Promise<void> => {
+    if (coreFingerprint(core) === fingerprint) return;
+    const next = await loadSessionCore(o.core, principal);
+    fingerprint = coreFingerprint(next.core);
+    if (next.core.revision === core.revision) return;
+    const before = { revision: core.revision, catalog: catalog.id };
+    const mcpChanged = JSON.stringify(next.core.mcp) !== JSON.stringify(core.mcp);
+    core = next.core;
+    catalog = next.catalog;
+    broker.cache.invalidate({ coreRevision: before.revision });
+    if (mcpChanged) {
+      await mcpHost.close();
+      mcpHost = new McpConnectionManager({ supervisor });
+      mcp = await discover();
+    } else if (mcp) {
+      catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });
+    }
+    await effects.durable();
+    delegation = delegatorFor(delegation.budget);
+    effects = effectsFor(delegation);
+    droppedTools = droppedToolsOf(mcp, catalog);
+    runtimeSession.core = core;
+    runtimeSession.runtime = effects;
+    appendEvent(db, session.id, 'catalog.resolved_again', { old_revision: before.revision, new_revision: core.revision, old_catalog: before.catalog, new_catalog: catalog.id, mcp_rediscovered: mcpChanged });
+  };
+
   // What a runtime runs in.
-  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history: session.history, costPool: delegation.budget.costPool() };
+  const runtimeSession: RuntimeSession = { core, runtime: effects, supervisor, db, sessions, secrets, sessionId: session.id, principal, stateDir, history: session.history, costPool: delegation.budget.costPool(), beforeTurn: refreshForTurn };
   let closing: Promise<void> | null = null;
   // runTurn's local runtime, prepared on first use; its provider (which may hold connections)
   // closes before everything the session owns.
@@ -223,13 +268,24 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
     id: session.id,
     principal,
     stateDir,
-    core,
-    catalog,
-    mcp,
-    droppedTools,
+    // The current turn's: a turn may resolve them again (refreshForTurn).
+    get core() {
+      return core;
+    },
+    get catalog() {
+      return catalog;
+    },
+    get mcp() {
+      return mcp;
+    },
+    get droppedTools() {
+      return droppedTools;
+    },
     secrets,
     supervisor,
-    effects,
+    get effects() {
+      return effects;
+    },
     async callTool(name, args = {}, c = {}) {
       open('callTool');
       const req = effects.request(name, args);

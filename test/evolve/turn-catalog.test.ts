@@ -1,0 +1,83 @@
+// The catalog is per turn (issue 19): after a promotion changes the core on disk, the session's
+// next turn resolves a new catalog from it (a new revision, the new tool callable), the old
+// revision's remembered approvals are gone, and the chain records it; within the turn that
+// promoted, nothing changes. A real session, real Git repository, real tool host.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { approvalDecision, openSession, SessionError, type ApprovalRequest, type Approver } from '../../src/index.js';
+import { chainOf } from '../helpers/store-query.js';
+import { tempDir } from '../helpers/procs.js';
+import { git, removeRepos, repoCore } from './git-fixture.js';
+
+class Always implements Approver {
+  readonly asked: ApprovalRequest[] = [];
+  async decide(r: ApprovalRequest) {
+    this.asked.push(r);
+    return approvalDecision(true, 'operator', 'test says always', true);
+  }
+}
+
+const HELLO_YAML = 'name: hello\ndescription: Says hello.\ninput_schema: { type: object }\ncapability: tool.call:hello\napproval: auto\nentry: index.mjs\n';
+const HELLO_CODE = 'export async function handler() { return { said: "hello from the promoted tool" }; }\n';
+
+describe('the catalog is resolved again for the turn after a promotion', { skip: process.platform !== 'linux' && 'the tool host runs in bubblewrap' }, () => {
+  const state = tempDir('turn-catalog-');
+  after(() => {
+    state.remove();
+    removeRepos();
+  });
+
+  test('promote a new tool between turns: the next turn calls it; the promoting turn could not', async () => {
+    const core = repoCore(
+      'name: grows\ntoolsets: [evolve]\ngrants: [core.evolve, tool.call:hello]\napproval:\n  default: auto\nmodel: { provider: scripted, script: script.yaml }\n',
+    );
+    writeFileSync(join(core, 'script.yaml'), JSON.stringify({ turns: [{ text: 'first turn' }, { user: 'now use it' }, { tool_calls: [{ name: 'hello', arguments: {} }] }, { text: 'done' }] }));
+    git(core, 'add', '-A');
+    git(core, 'commit', '--quiet', '-m', 'script');
+    const approver = new Always();
+    const s = await openSession({ core, stateDir: state.path, approver });
+    try {
+      await s.runTurn('first');
+      const oldRevision = s.core.revision;
+      const start = await s.callTool('evolve_core', { action: 'start', edits: [{ path: 'agent/tools/hello/tool.yaml', content: HELLO_YAML }, { path: 'agent/tools/hello/index.mjs', content: HELLO_CODE }] });
+      assert.ok(start.ok && !start.isError, JSON.stringify(start));
+      const run = JSON.parse(start.views.model.content).run as string;
+      const promoted = await s.callTool('evolve_core', { action: 'promote', run });
+      assert.ok(promoted.ok && !promoted.isError, JSON.stringify(promoted));
+      // Until the next turn the session's catalog is the one it had: the tool is not there yet.
+      await assert.rejects(s.callTool('hello', {}), (e: SessionError) => e.code === 'UNKNOWN_TOOL');
+      const results: unknown[] = [];
+      const r = await s.runTurn('now use it', { onEvent: (e) => void (e.type === 'tool_result' && results.push(e.outcome)) });
+      assert.equal(r.outcome, 'completed');
+      const hello = results[0] as { ok: boolean; isError: boolean; views: { model: { content: string } } };
+      assert.ok(hello.ok && !hello.isError, JSON.stringify(hello));
+      assert.match(hello.views.model.content, /hello from the promoted tool/);
+      assert.notEqual(s.core.revision, oldRevision, 'the session now holds the promoted revision');
+      assert.ok(s.catalog.entries.some((e) => e.name === 'hello'));
+    } finally {
+      await s.close();
+    }
+    const chain = chainOf(state.path, s.id);
+    const again = chain.find((e) => e.kind === 'catalog.resolved_again');
+    assert.ok(again, chain.map((e) => e.kind).join(','));
+    assert.notEqual(again.payload.old_revision, again.payload.new_revision);
+    assert.equal(again.payload.mcp_rediscovered, false);
+  });
+
+  test('a turn with the core unchanged resolves nothing again', async () => {
+    const core = repoCore('name: still\napproval:\n  default: auto\nmodel: { provider: scripted, script: script.yaml }\n');
+    writeFileSync(join(core, 'script.yaml'), JSON.stringify({ turns: [{ text: 'one' }, { user: 'two' }, { text: 'two' }] }));
+    const s = await openSession({ core, stateDir: state.path });
+    try {
+      const before = s.catalog;
+      await s.runTurn('one');
+      await s.runTurn('two');
+      assert.equal(s.catalog, before, 'the same catalog object: reused by identity');
+    } finally {
+      await s.close();
+    }
+    assert.ok(!chainOf(state.path, s.id).some((e) => e.kind === 'catalog.resolved_again'));
+  });
+});
