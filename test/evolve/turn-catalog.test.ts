@@ -66,6 +66,50 @@ describe('the catalog is resolved again for the turn after a promotion', { skip:
     assert.equal(again.payload.mcp_rediscovered, false);
   });
 
+  test('a promotion that adds an MCP server: the prompt shows its command; denied, nothing moves; approved, the next turn asks to connect before the server starts', async () => {
+    const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+    const declaration = JSON.stringify({ name: 'memory', transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect: 'prompt', call: 'auto' } });
+    const core = repoCore(
+      'name: grows-mcp\ntoolsets: [evolve]\ngrants: [core.evolve, mcp.connect:memory, mcp.call:memory]\napproval:\n  default: auto\nmodel: { provider: scripted, script: script.yaml }\n',
+    );
+    writeFileSync(join(core, 'script.yaml'), JSON.stringify({ turns: [{ text: 'one' }, { user: 'two' }, { tool_calls: [{ name: 'memory_read_graph', arguments: {} }] }, { text: 'two' }] }));
+    git(core, 'add', '-A');
+    git(core, 'commit', '--quiet', '-m', 'script');
+    const head = git(core, 'rev-parse', 'main');
+    let answer = false;
+    const asked: ApprovalRequest[] = [];
+    const approver: Approver = {
+      async decide(r) {
+        asked.push(r);
+        return approvalDecision(answer, 'operator', answer ? 'yes' : 'no', false);
+      },
+    };
+    const s = await openSession({ core, stateDir: state.path, approver });
+    try {
+      await s.runTurn('one');
+      const start = await s.callTool('evolve_core', { action: 'start', edits: [{ path: 'agent/mcp/memory.yaml', content: declaration }] });
+      const run = JSON.parse(start.views.model.content).run as string;
+      const denied = await s.callTool('evolve_core', { action: 'promote', run });
+      assert.equal(denied.ok, false);
+      assert.equal(!denied.ok && denied.code, 'APPROVAL_DENIED');
+      assert.ok(asked[0]!.actionSummary.includes(`+mcp memory: stdio ${JSON.stringify(process.execPath)} ${JSON.stringify(server)}`), asked[0]!.actionSummary);
+      assert.equal(git(core, 'rev-parse', 'main'), head, 'a denied promotion moves nothing');
+      answer = true;
+      const promoted = await s.callTool('evolve_core', { action: 'promote', run });
+      assert.ok(promoted.ok && !promoted.isError, JSON.stringify(promoted));
+      const before = asked.length;
+      const results: { ok: boolean; isError?: boolean }[] = [];
+      await s.runTurn('two', { onEvent: (e) => void (e.type === 'tool_result' && results.push(e.outcome as never)) });
+      const connect = asked.slice(before).find((r) => r.capability === 'mcp.connect:memory');
+      assert.ok(connect, `the new server's connect was asked before it started: ${asked.slice(before).map((r) => r.capability)}`);
+      assert.ok(results[0]?.ok && !results[0].isError, JSON.stringify(results));
+    } finally {
+      await s.close();
+    }
+    const again = chainOf(state.path, s.id).find((e) => e.kind === 'catalog.resolved_again');
+    assert.equal(again?.payload.mcp_rediscovered, true);
+  });
+
   test('a turn with the core unchanged resolves nothing again', async () => {
     const core = repoCore('name: still\napproval:\n  default: auto\nmodel: { provider: scripted, script: script.yaml }\n');
     writeFileSync(join(core, 'script.yaml'), JSON.stringify({ turns: [{ text: 'one' }, { user: 'two' }, { text: 'two' }] }));
