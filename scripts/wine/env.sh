@@ -19,7 +19,7 @@ export WINEARCH=win64
 export WINEDEBUG=-all
 export WINEDLLOVERRIDES="mscoree=;mshtml="
 unset DISPLAY WAYLAND_DISPLAY
-export PATH=/usr/lib/wine:$PATH
+export PATH=${SUPERVISOR_WINE_PATH_PREFIX:+$SUPERVISOR_WINE_PATH_PREFIX:}/usr/lib/wine:$PATH
 
 # Unix path -> Windows path through drive Z: (Wine maps Z: to /), without starting winepath.
 win_path() { printf 'Z:%s' "${1//\//\\}"; }

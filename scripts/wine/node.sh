@@ -3,7 +3,8 @@
 # Runs in the current folder (Z:\<cwd> for node.exe); relative and absolute Unix paths both work.
 # - Output: Windows node.exe under Wine 8 cannot write to a Unix pipe (EBADF), so stdout and stderr
 #   go to temporary files that are printed when it ends (not live). Standard input is /dev/null.
-# - Exit code: node.exe's. 124: killed after SUPERVISOR_WINE_TIMEOUT seconds (default 300).
+# - Exit code: node.exe's. 124: killed after SUPERVISOR_WINE_TIMEOUT seconds (default 300). 125: the
+#   wineserver crashed twice (once is run again, see below).
 # - Leaves nothing running: when the last node.sh of the prefix ends, it runs wineserver -k, which
 #   also ends any Windows process a test left behind. SUPERVISOR_WINE_KEEP=1 keeps the wineserver
 #   (faster start for the next run) until scripts/wine/stop.sh.
@@ -26,16 +27,38 @@ flock -s 9 # shared with other node.sh runs; setup.sh and the final cleanup take
 
 # timeout(1) sends TERM to wine64 at the limit and KILL 5 s later; wineserver -k below ends the
 # Windows processes node.exe started (Wine detaches them from their Unix parent).
-timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$out/stdout" 2>"$out/stderr" &
-pid=$!
+# Wine 8's wineserver itself sometimes crashes ("wineserver crashed" on stderr); node.exe then hangs
+# until the limit. That is Wine failing, not a test: it is seen at once, everything of the prefix is
+# ended, and the run starts again, once. A second crash fails the run (exit 125).
 stopped=''
-on_signal() { stopped=$1; kill -TERM "$pid" 2>/dev/null; }
+pid=''
+on_signal() { stopped=$1; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; }
 trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
 trap 'on_signal HUP' HUP
+attempt=1
 while :; do
+  timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$out/stdout" 2>"$out/stderr" &
+  pid=$!
+  crashed=''
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ -z "$crashed" ] && grep -q 'wineserver crashed' "$out/stderr" 2>/dev/null; then
+      crashed=1
+      kill -TERM "$pid" 2>/dev/null
+      wine_stop
+    fi
+    sleep 0.5
+  done
   wait "$pid"; rc=$?
-  kill -0 "$pid" 2>/dev/null || break # a trapped signal interrupts wait: wait again for the end
+  if [ -n "$crashed" ] && [ -z "$stopped" ] && [ "$attempt" -eq 1 ]; then
+    echo "node.sh: the wineserver crashed (Wine's failure, not a test's); the first attempt printed:" >&2
+    cat "$out/stdout"
+    cat "$out/stderr" >&2
+    echo "node.sh: running again, once" >&2
+    attempt=2
+    continue
+  fi
+  break
 done
 trap - INT TERM HUP
 
@@ -43,7 +66,11 @@ cat "$out/stdout"
 cat "$out/stderr" >&2
 rm -rf "$out"
 
-if [ -n "$stopped" ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+if [ -n "$crashed" ] && [ -z "$stopped" ]; then
+  echo "node.sh: the wineserver crashed again; giving up (exit 125)" >&2
+  wine_stop
+  rc=125
+elif [ -n "$stopped" ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
   [ -n "$stopped" ] && echo "node.sh: stopped by SIG$stopped; ending the prefix's Windows processes" >&2
   [ -z "$stopped" ] && echo "node.sh: timed out after ${limit}s (SUPERVISOR_WINE_TIMEOUT); ending the prefix's Windows processes" >&2
   wine_stop
