@@ -9,19 +9,11 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { git, removeRepos, repoCore, scratchDir } from './git-fixture.js';
 import Database from 'better-sqlite3';
-import { approvalDecision, openSession, type ApprovalRequest, type Approver } from '../../src/index.js';
+import { openSession } from '../../src/index.js';
 import { tempDir } from '../helpers/procs.js';
+import { AlwaysApprove } from '../helpers/approvers.js';
 
 const repo = (): string => repoCore('name: self-editing\ntoolsets: [evolve, terminal]\ngrants: [core.evolve, terminal.exec]\napproval:\n  default: auto\n');
-
-/** Answers yes, remembered ("always"), and keeps every request. */
-class Always implements Approver {
-  readonly asked: ApprovalRequest[] = [];
-  async decide(r: ApprovalRequest) {
-    this.asked.push(r);
-    return approvalDecision(true, 'operator', 'test says always', true);
-  }
-}
 
 const MCP = 'name: helper\ntransport:\n  type: stdio\n  command: /usr/bin/env\n  args: [node, helper.mjs]\n  env:\n    - { name: API_TOKEN, value: { secret: HELPER_TOKEN } }\n';
 
@@ -34,7 +26,7 @@ describe('evolve_core through the pipeline', () => {
 
   test('start, review, promote with the security diff in the prompt; one remembered approval authorizes exactly one action', async () => {
     const core = repo();
-    const approver = new Always();
+    const approver = new AlwaysApprove();
     const s = await openSession({ core, stateDir: state.path, approver });
     try {
       const call = async (args: Record<string, unknown>) => {
@@ -88,7 +80,7 @@ describe('evolve_core through the pipeline', () => {
     const plain = scratchDir('evolve-plain-');
     mkdirSync(join(plain, 'x'));
     writeFileSync(join(plain, 'agent.yaml'), 'name: plain\ntoolsets: [evolve]\ngrants: [core.evolve]\n');
-    const s = await openSession({ core: plain, stateDir: state.path, approver: new Always() });
+    const s = await openSession({ core: plain, stateDir: state.path, approver: new AlwaysApprove() });
     try {
       const o = await s.callTool('evolve_core', { action: 'start', edits: [{ path: 'a.md', content: 'a' }] });
       assert.ok(o.ok);

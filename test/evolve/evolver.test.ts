@@ -133,7 +133,7 @@ describe('evolve runs on a real repository', () => {
   test('edits cannot leave the worktree: .., absolute paths, .git, and a symlink in the candidate are refused', async () => {
     const { repo, core } = repoWithCore();
     const outside = dir('evolve-outside-');
-    for (const p of ['../README', '/etc/passwd', '.git/config', 'x/../../README', 'sub/.git/hooks/pre-commit', '..']) {
+    for (const p of ['../README', '/etc/passwd', '.git/config', 'x/../../README', 'x\\..\\..\\README', 'sub/.git/hooks/pre-commit', '..', './.git/../../README']) {
       await assert.rejects(start(core, [{ path: p, content: 'pwned' }]), (e: EvolveError) => e.code === 'EVOLVE_EDIT_REFUSED', p);
     }
     // A link committed in the core that points outside: writing through it is refused.
@@ -143,6 +143,19 @@ describe('evolve runs on a real repository', () => {
     await assert.rejects(start(core, [{ path: 'link/pwned', content: 'pwned' }]), (e: EvolveError) => e.code === 'EVOLVE_EDIT_REFUSED');
     assert.ok(!existsSync(join(outside, 'pwned')), 'nothing was written through the link');
     assert.equal(readFileSync(join(repo, 'README'), 'utf8'), 'outside the core\n');
+  });
+
+  test("the repository's hooks never run: post-checkout, pre-commit and commit-msg hooks that write a sentinel stay silent through start, promote and discard", async () => {
+    const { repo, core } = repoWithCore();
+    const sentinel = join(dir('evolve-hook-'), 'hook-ran');
+    for (const hook of ['post-checkout', 'pre-commit', 'commit-msg', 'post-commit', 'reference-transaction', 'post-merge']) {
+      writeFileSync(join(repo, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> ${sentinel}\n`, { mode: 0o755 });
+    }
+    const run = await start(core, [{ path: 'notes.md', content: 'x\n' }]);
+    await promoteRun(run, run.review_hash);
+    const other = await start(core, [{ path: 'other.md', content: 'y\n' }]);
+    await discardRun(other);
+    assert.equal(existsSync(sentinel), false, existsSync(sentinel) ? readFileSync(sentinel, 'utf8') : '');
   });
 
   test('discard keeps the run under an archive ref (uncommitted edits included) and removes its worktree and branch', async () => {

@@ -9,15 +9,8 @@ import { join } from 'node:path';
 import { approvalDecision, openSession, SessionError, type ApprovalRequest, type Approver } from '../../src/index.js';
 import { chainOf } from '../helpers/store-query.js';
 import { tempDir } from '../helpers/procs.js';
+import { AlwaysApprove } from '../helpers/approvers.js';
 import { git, removeRepos, repoCore } from './git-fixture.js';
-
-class Always implements Approver {
-  readonly asked: ApprovalRequest[] = [];
-  async decide(r: ApprovalRequest) {
-    this.asked.push(r);
-    return approvalDecision(true, 'operator', 'test says always', true);
-  }
-}
 
 const HELLO_YAML = 'name: hello\ndescription: Says hello.\ninput_schema: { type: object }\ncapability: tool.call:hello\napproval: auto\nentry: index.mjs\n';
 const HELLO_CODE = 'export async function handler() { return { said: "hello from the promoted tool" }; }\n';
@@ -36,7 +29,7 @@ describe('the catalog is resolved again for the turn after a promotion', { skip:
     writeFileSync(join(core, 'script.yaml'), JSON.stringify({ turns: [{ text: 'first turn' }, { user: 'now use it' }, { tool_calls: [{ name: 'hello', arguments: {} }] }, { text: 'done' }] }));
     git(core, 'add', '-A');
     git(core, 'commit', '--quiet', '-m', 'script');
-    const approver = new Always();
+    const approver = new AlwaysApprove();
     const s = await openSession({ core, stateDir: state.path, approver });
     try {
       await s.runTurn('first');
