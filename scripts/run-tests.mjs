@@ -59,12 +59,8 @@ if (files.length === 0) {
  * Keyed by the path under dist/test.
  */
 const SERIAL = new Map([
-  // Two 400 ms thread-tier calls answered in < 750 ms (proof they ran at once), a stuck call
-  // answered < 400 ms after the stop, a stop within 850 ms.
-  ['adapters/authored/thread-tier.test.js', 'sub-second wall-time bounds on concurrent thread-tier calls'],
-  // The event loop never stalls 200 ms while a hostile schema is compiled.
-  ['adapters/mcp/hostile-schemas.test.js', 'event-loop lag < 200 ms while hostile schemas compile'],
-  ['core/load-core-schemas.test.js', 'event-loop lag < 200 ms while a core\'s schemas compile'],
+  // (The thread tier's concurrency and the hostile schemas' stalls are asserted by the host's own
+  // clock and by CPU time, which load does not stretch: they run in the parallel group.)
   // exec --timeout 2 must end in 1.9-4.5 s as the supervisor measures it, a second Ctrl-C kill in
   // < 10 s: in the parallel group at load 25-30 the timeout run measured 17.8 s (issue 17's first
   // parallel run); alone at the same load it passed.
