@@ -31,6 +31,7 @@ Commands:
   call <core> <tool> [--args JSON]  run one tool through the full pipeline, without a model
   sessions [--json]                 list your sessions
   tasks [--session ID] [--json]     list your background tasks
+  ps [--json]                       the live process trees of your runs (pid, age, CPU, RSS, escapees)
   subagents [--session ID] [--json] the delegation tree: child agents, their scope and budget
   logs <task> [--follow]            print (and follow) a background task's redacted log
   cancel <task>                     stop a background task of a live run, from any terminal
@@ -40,7 +41,9 @@ Commands:
   evolve [list|review|promote|rollback|discard <run>]
                                     the evolve runs your agents started: review the security diff,
                                     promote (bound to the review), roll back or discard
-  web [--port N] [--open] [--json]  the operator's page on 127.0.0.1: sessions and approvals, live
+  web [--port N | --socket PATH] [--open] [--json]
+                                    the operator's page on 127.0.0.1 or a UNIX socket: sessions,
+                                    approvals, process trees and delegations, live
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -105,6 +108,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return await (await import('./operator.js')).runSessions(rest);
     case 'tasks':
       return await (await import('./operator.js')).runTasks(rest);
+    case 'ps':
+      return await (await import('./ps.js')).runPs(rest);
     case 'subagents':
       return await (await import('./subagents.js')).runSubagents(rest);
     case 'logs':

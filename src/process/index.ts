@@ -16,3 +16,5 @@ export {
   type SandboxSpecErrorCode,
 } from './sandbox/index.js';
 export { CleanupStack } from './cleanup-stack.js';
+export { observeTrees, type ObservedProcess, type RecordedTree } from './tree-observer.js';
+export type { ProcessUsage } from './platform.js';

@@ -26,6 +26,21 @@ export interface TreeMember {
   leftSession: boolean;
 }
 
+/** What an operator is shown about one live member of a tree (`supervisor ps`, the web page). */
+export interface ProcessUsage {
+  ppid: number;
+  /** The kernel's name of the program, not its arguments (they may hold what a secret bound). */
+  name: string;
+  /** One-letter state: R, S, D, T … */
+  state: string;
+  /** Wall-clock start, ms since the epoch. */
+  startedAt: number;
+  /** CPU time used, user and system. */
+  cpuMs: number;
+  /** Resident memory; null when the OS did not say. */
+  rssKib: number | null;
+}
+
 export interface PreparedSpawn {
   command: string;
   args: string[];
@@ -113,6 +128,11 @@ export interface ProcessPlatform {
    * (a `starting` spawn record) before calling it. Null when not available here.
    */
   spawnLeaderAsync?(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null;
+  /**
+   * What the operator is shown of process (pid, startTime): null when it is gone or is another
+   * process now. Absent where the platform has no reader for it yet (the view shows pids only).
+   */
+  usage?(pid: number, startTime: string): ProcessUsage | null;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

@@ -1,5 +1,5 @@
-// The store's public surface for the layers above (effects, turns, cli). Spawn records stay
-// internal to process/, which imports them directly.
+// The store's public surface for the layers above (effects, turns, cli). Spawn records are written
+// by process/ only, which imports them directly; above it, only the principal-scoped read is used.
 export { openStore, StoreError, type Database } from './database.js';
 export { canonicalJson, parseCanonicalJson, CanonicalJsonError, MAX_CANONICAL_DEPTH, type JsonValue } from './canonical-json.js';
 export {
@@ -46,3 +46,4 @@ export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask
 // Test-only (SUPERVISOR_FAULT_AT): the store's write path is where a run can be crashed at a chosen point.
 export { faultPoint, FAULT_ENV } from './fault-injection.js';
 export { OperatorChangeFeed, OPERATOR_CHANGES_KEPT, type OperatorChange, type OperatorChangeKind } from './operator-changes.js';
+export { SpawnRecordStore, type OwnedSpawn, type SpawnRecord, type SpawnStatus } from './spawn-records.js';

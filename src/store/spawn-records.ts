@@ -2,6 +2,7 @@
 // `starting` row before it, decision 59), finalized when the whole tree is gone.
 import type { Database } from './database.js';
 import { faultPoint } from './fault-injection.js';
+import type { PrincipalScope } from './session-store.js';
 
 export type SpawnStatus = 'starting' | 'running' | 'exited' | 'timeout' | 'cancelled' | 'failed' | 'interrupted';
 
@@ -25,6 +26,14 @@ export interface SpawnRecord {
   startedAt: number;
   endedAt: number | null;
   detail: string | null;
+}
+
+/** A tree not yet finished, with the session (and background task, if any) it belongs to. */
+export interface OwnedSpawn {
+  record: SpawnRecord;
+  sessionId: string;
+  /** The background task whose tree it is (cancellable with the task); null for a call's own tree. */
+  taskId: string | null;
 }
 
 interface Row {
@@ -76,6 +85,7 @@ export class SpawnRecordStore {
   private readonly runningStmt;
   private readonly startingStmt;
   private readonly startedStmt;
+  private readonly ownedStmt;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(`INSERT INTO spawns
@@ -88,6 +98,21 @@ export class SpawnRecordStore {
     this.startingStmt = db.prepare(`INSERT INTO spawns
       (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, status, started_at)
       VALUES (@spawnId, NULL, NULL, NULL, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, 'starting', @startedAt)`);
+    // The principal's trees: a task's tree belongs to the task's session; any other tree to the
+    // running session of the process that owns it, a root session first (a run's delegated children
+    // run in its process: no spawn record says which of them made a call's tree), the oldest first.
+    // Another principal's trees are not returned.
+    this.ownedStmt = db.prepare(`SELECT * FROM (
+        SELECT s.*, t.id AS task_id,
+          CASE WHEN t.id IS NOT NULL
+            THEN (SELECT se.id FROM sessions se WHERE se.id = t.session_id AND se.principal = @principal)
+            ELSE (SELECT se.id FROM sessions se WHERE se.principal = @principal AND se.status = 'running'
+                  AND se.owner_pid = s.owner_pid AND se.owner_start_marker = s.owner_start_marker
+                  ORDER BY EXISTS (SELECT 1 FROM tasks ct WHERE ct.child_session_id = se.id), se.created_at, se.id LIMIT 1)
+          END AS owned_session
+        FROM spawns s LEFT JOIN tasks t ON t.spawn_id = s.spawn_id
+        WHERE s.status IN ('starting', 'running'))
+      WHERE owned_session IS NOT NULL ORDER BY started_at, spawn_id LIMIT @limit`);
     this.startedStmt = db.prepare(`UPDATE spawns SET pid = @pid, pgid = @pgid, sid = @sid, boot_id = @bootId, start_marker = @startMarker,
       status = 'running', started_at = @startedAt WHERE spawn_id = @spawnId AND status = 'starting'`);
   }
@@ -120,6 +145,15 @@ export class SpawnRecordStore {
   get(spawnId: string): SpawnRecord | undefined {
     const r = this.getStmt.get(spawnId) as Row | undefined;
     return r && fromRow(r);
+  }
+
+  /** The principal's unfinished trees (at most `limit`), oldest first: what `supervisor ps` and the web page show. */
+  runningOwnedBy(scope: PrincipalScope, limit = 200): OwnedSpawn[] {
+    return (this.ownedStmt.all({ principal: scope.principal, limit }) as (Row & { task_id: string | null; owned_session: string })[]).map((r) => ({
+      record: fromRow(r),
+      sessionId: r.owned_session,
+      taskId: r.task_id,
+    }));
   }
 
   /** Rows not finished: `running` and `starting` (whose pid is 0). */

@@ -23,6 +23,11 @@ export const PAGE_HTML = `<!doctype html>
 <tbody></tbody>
 </table></div>
 </section>
+<section aria-labelledby="trees-heading">
+<h2 id="trees-heading">Live process trees</h2>
+<p id="trees-empty">No process tree is running.</p>
+<div id="trees"></div>
+</section>
 <section id="session-detail" aria-labelledby="detail-heading" hidden>
 <h2 id="detail-heading">Session</h2>
 <div class="actions"><button type="button" id="audit-verify">Verify audit chain</button><button type="button" id="detail-close">Close</button></div>
@@ -65,6 +70,11 @@ button:focus-visible { outline: 3px solid Highlight; outline-offset: 2px; }
 .broken { color: #b00020; font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid GrayText; }
+.tree { border: 1px solid GrayText; border-radius: 6px; padding: 0.75rem; margin: 0 0 1rem; }
+.tree h3 { font-size: 1rem; margin: 0 0 0.25rem; overflow-wrap: anywhere; }
+.tree p { margin: 0 0 0.5rem; overflow-wrap: anywhere; }
+.escapee { font-weight: 600; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) {
   .approval dl { grid-template-columns: 1fr; }
   .approval dt { margin-top: 0.4rem; }

@@ -9,6 +9,7 @@ import { OperatorChangeFeed, PendingApprovalStore, SessionStore, TaskStore, veri
 import { displayText } from '../redaction/index.js';
 import { answerApproval, decidedByText } from '../operator/approval-answer.js';
 import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
+import { liveTrees, type TreeView } from '../operator/live-trees.js';
 import { checkFetchSite, checkHost, checkMutation, GateRefusal, type GateOrigin } from './request-gate.js';
 import { WebAuth } from './web-auth.js';
 import { LiveStreams } from './live-stream.js';
@@ -30,6 +31,9 @@ export interface WebServer {
   port: number;
   close(): Promise<void>;
 }
+
+/** How long one look at the live process trees serves every tab's poll. */
+const TREES_FRESH_MS = 400;
 
 /** The largest request body read (an answer or a token exchange is a few hundred bytes). */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -74,6 +78,18 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const auth = new WebAuth(`supervisor_web_${port}`);
   const streams = new LiveStreams(feed, scope, { pollMs: 25, maxStreamMs: o.maxStreamMs ?? 10 * 60_000, heartbeatMs: 15_000, maxStreams: 32 });
   const tab = (v: unknown): string => (typeof v === 'string' && /^[a-z0-9]{1,16}$/.test(v) ? `, tab ${v}` : '');
+
+  // A walk of /proc per look: every tab polls, so one walk serves all looks within TREES_FRESH_MS.
+  let treesLook: { at: number; trees: Promise<TreeView[]> } | null = null;
+  const trees = (): Promise<TreeView[]> => {
+    if (treesLook === null || Date.now() - treesLook.at > TREES_FRESH_MS) {
+      const look = { at: Date.now(), trees: liveTrees(o.db, scope) };
+      // A failed look is not kept: the next request walks again.
+      look.trees.catch(() => void (treesLook === look && (treesLook = null)));
+      treesLook = look;
+    }
+    return treesLook.trees;
+  };
 
   const api = {
     state: () => {
@@ -182,6 +198,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     }
     auth.checkScript(req);
     if (path === '/api/state') return reply(res, 200, api.state());
+    if (path === '/api/trees') return reply(res, 200, { trees: await trees() });
     const after = afterParam(url);
     let p = /^\/api\/sessions\/([A-Za-z0-9_]{1,64})\/(timeline|audit)$/.exec(path);
     if (p) return reply(res, 200, p[2] === 'timeline' ? api.timeline(p[1]!, after) : api.audit(p[1]!));

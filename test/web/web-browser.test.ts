@@ -10,8 +10,7 @@ import { createServer } from 'node:http';
 import type { Page, Response } from 'playwright-core';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { CLI, markedPids, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store } from './web-fixture.js';
-import { openStore, PendingApprovalStore } from '../../src/store/index.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store, waitForStore } from './web-fixture.js';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 
@@ -304,17 +303,3 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
   });
 });
 
-/** The run's store, once its first migration is in (a reader waits for the run to create it). */
-async function waitForStore(dir: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const db = openStore(join(dir, 'supervisor.db'), { checkpointer: false });
-      new PendingApprovalStore(db);
-      return db;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}

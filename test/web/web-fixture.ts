@@ -134,3 +134,18 @@ export async function signIn(web: WebProcess): Promise<{ cookie: string; csrf: s
   const csrf = (JSON.parse(r.body) as { csrf: string }).csrf;
   return { cookie, csrf, headers: { host: `127.0.0.1:${web.port}`, origin: `http://127.0.0.1:${web.port}`, 'content-type': 'application/json', cookie, 'x-supervisor-csrf': csrf } };
 }
+
+/** The store a run is creating, once it opens (a run makes it on its first start). */
+export async function waitForStore(dir: string, timeoutMs: number): Promise<Database> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const db = openStore(join(dir, 'supervisor.db'), { checkpointer: false });
+      new PendingApprovalStore(db);
+      return db;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}

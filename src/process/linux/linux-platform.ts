@@ -5,12 +5,12 @@ import { closeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import * as libc from '../../../native-helpers/libc.js';
-import type { LeaderSpawnOptions, PlatformCapabilities, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
+import type { LeaderSpawnOptions, PlatformCapabilities, PreparedSpawn, ProcessPlatform, ProcessUsage, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
 import { spawnNative, spawnNativeAsync } from './posix-spawn-leader.js';
 import type { StartMarker } from '../types.js';
 import { isDirectChild } from '../child-ledger.js';
 import { debugOn, debugTree } from '../debug-log.js';
-import { bootId, listPids, pruneMarkerCache, readStat, spawnMarkersOf, startTimeOf, type ProcStat } from './procfs.js';
+import { bootId, listPids, pruneMarkerCache, readStat, residentKib, spawnMarkersOf, startTimeOf, uptimeSeconds, USER_HZ, type ProcStat } from './procfs.js';
 import {
   cgroupEntryWrapper,
   cgroupPids,
@@ -65,6 +65,13 @@ export class LinuxPlatform implements ProcessPlatform {
     if (marker.platform !== 'linux' || marker.bootId !== bootId()) return false;
     const st = readStat(pid);
     return st !== null && st.state !== 'Z' && st.startTime === marker.startTime;
+  }
+
+  usage(pid: number, startTime: string): ProcessUsage | null {
+    const st = readStat(pid);
+    if (st === null || st.startTime !== startTime || st.state === 'Z') return null;
+    const ageMs = uptimeSeconds() * 1000 - (Number(st.startTime) * 1000) / USER_HZ;
+    return { ppid: st.ppid, name: st.name, state: st.state, startedAt: Math.round(Date.now() - ageMs), cpuMs: (st.cpuTicks * 1000) / USER_HZ, rssKib: residentKib(pid) };
   }
 
   prepareSpawn(spawnId: string, command: string, args: readonly string[], o: { offLoop?: boolean } = {}): PreparedSpawn {

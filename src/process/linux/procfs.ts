@@ -10,7 +10,17 @@ export interface ProcStat {
   session: number;
   /** Field 22: start time in clock ticks since boot; with the boot id, the process's identity. */
   startTime: string;
+  /** Field 2: the kernel's name of the program (at most 15 bytes; the process can change it). */
+  name: string;
+  /** Fields 14 + 15: CPU time used, user and system, in clock ticks. */
+  cpuTicks: number;
 }
+
+/**
+ * Clock ticks per second as /proc reports them (USER_HZ): 100 on every Linux ABI Node runs on;
+ * the kernel keeps it fixed for user space whatever its internal HZ.
+ */
+export const USER_HZ = 100;
 
 let cachedBootId: string | undefined;
 
@@ -24,7 +34,8 @@ export function bootId(): string {
 /** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses, so split after the last ')'. */
 export function parseStat(pid: number, text: string): ProcStat | null {
   const close = text.lastIndexOf(')');
-  if (close < 0) return null;
+  const open = text.indexOf('(');
+  if (close < 0 || open < 0 || open > close) return null;
   const f = text.slice(close + 2).split(' ');
   // f[0] is field 3 (state); field N is f[N - 3].
   const startTime = f[19];
@@ -36,6 +47,8 @@ export function parseStat(pid: number, text: string): ProcStat | null {
     pgrp: Number(f[2]),
     session: Number(f[3]),
     startTime,
+    name: text.slice(open + 1, close),
+    cpuTicks: Number(f[11]) + Number(f[12]),
   };
 }
 
@@ -76,6 +89,20 @@ function readProcFile(file: string): Buffer | null {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Resident memory (VmRSS of /proc/<pid>/status) in KiB; null when unreadable or a kernel thread. */
+export function residentKib(pid: number): number | null {
+  const bytes = readProcFile(`/proc/${pid}/status`);
+  if (bytes === null) return null;
+  const m = /^VmRSS:\s+(\d+) kB$/m.exec(bytes.toString('latin1'));
+  return m ? Number(m[1]) : null;
+}
+
+/** Seconds since boot (/proc/uptime), to turn a start time in ticks into a wall-clock time. */
+export function uptimeSeconds(): number {
+  const bytes = readProcFile('/proc/uptime');
+  return bytes === null ? Number.NaN : Number(bytes.toString('latin1').split(' ')[0]);
 }
 
 export function startTimeOf(pid: number): string | null {

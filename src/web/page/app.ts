@@ -64,6 +64,29 @@ interface LogChunkView {
   text: string;
 }
 
+interface ProcessView {
+  pid: number;
+  ppid: number | null;
+  command: string;
+  state: string | null;
+  startedAt: number | null;
+  cpuMs: number | null;
+  rssKib: number | null;
+  escapee: boolean;
+  leader: boolean;
+}
+
+interface TreeView {
+  spawnId: string;
+  sessionId: string;
+  taskId: string | null;
+  command: string;
+  status: string;
+  startedAt: number;
+  ownerPid: number;
+  processes: ProcessView[];
+}
+
 interface PageState {
   seq: number;
   sessions: SessionView[];
@@ -368,6 +391,98 @@ async function followLog(id: string): Promise<void> {
   });
 });
 
+// Live process trees: the principal's unfinished spawn records joined with what runs now. Processes
+// change without feed rows, so the list is read again every second (and at once when a task
+// changes); a tree whose record is finished leaves the page on the next read.
+const treesBox = document.getElementById('trees') as HTMLElement;
+const treesEmpty = document.getElementById('trees-empty') as HTMLElement;
+let treesBusy = false;
+
+const age = (since: number | null): string => {
+  if (since === null) return '-';
+  const s = Math.max(0, Math.round((Date.now() - since) / 1000));
+  return s < 120 ? `${s} s` : s < 7200 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h`;
+};
+
+function processRow(p: ProcessView): HTMLElement {
+  const tr = el('tr');
+  tr.dataset.pid = String(p.pid);
+  if (p.escapee) tr.dataset.escapee = 'true';
+  const cells: [string, string, string?][] = [
+    ['pid', String(p.pid), 'num'],
+    ['command', p.command + (p.leader ? ' (leader)' : '')],
+    ['state', p.state ?? '-'],
+    ['age', age(p.startedAt), 'num'],
+    ['CPU', p.cpuMs === null ? '-' : `${(p.cpuMs / 1000).toFixed(2)} s`, 'num'],
+    ['RSS', p.rssKib === null ? '-' : `${(p.rssKib / 1024).toFixed(1)} MiB`, 'num'],
+    ['escapee', p.escapee ? 'yes (left the session)' : 'no', p.escapee ? 'escapee' : undefined],
+  ];
+  for (const [label, v, cls] of cells) {
+    const td = el('td', v, cls);
+    td.dataset.label = label;
+    tr.append(td);
+  }
+  return tr;
+}
+
+/** One tree's card; an existing card keeps its Cancel button (and the keyboard focus on it). */
+function renderTree(t: TreeView): HTMLElement {
+  const card = (treesBox.querySelector(`[data-spawn="${t.spawnId}"]`) as HTMLElement | null) ?? el('article', undefined, 'tree');
+  card.dataset.spawn = t.spawnId;
+  card.dataset.processes = String(t.processes.length);
+  card.setAttribute('aria-label', `process tree ${t.spawnId}`);
+  const head = el('h3', `${t.command} — ${t.spawnId}`);
+  const meta = el('p', `session ${t.sessionId}${t.taskId ? ` · task ${t.taskId}` : ''} · owner pid ${t.ownerPid} · ${t.status} for ${age(t.startedAt)} · ${t.processes.length} process(es), ${t.processes.filter((p) => p.escapee).length} escapee(s)`);
+  const table = el('table');
+  const thead = el('thead');
+  const hr = el('tr');
+  for (const h of ['pid', 'command', 'state', 'age', 'CPU', 'RSS', 'escapee']) {
+    const th = el('th', h);
+    th.scope = 'col';
+    hr.append(th);
+  }
+  thead.append(hr);
+  const tbody = el('tbody');
+  tbody.append(...t.processes.map(processRow));
+  table.append(thead, tbody);
+  const scroll = el('div', undefined, 'scroll');
+  scroll.append(table);
+  let actions = card.querySelector<HTMLElement>('.actions');
+  if (!actions) {
+    actions = el('div', undefined, 'actions');
+    if (t.taskId) {
+      const taskId = t.taskId;
+      // Asks the owning run to stop the task's whole tree (what supervisor cancel does).
+      const stop = el('button', 'Cancel');
+      stop.type = 'button';
+      stop.setAttribute('aria-label', `cancel tree ${t.spawnId} (task ${taskId})`);
+      stop.addEventListener('click', () => {
+        stop.disabled = true;
+        void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => say(r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`));
+      });
+      actions.append(stop);
+    } else {
+      actions.append(el('span', 'A call of a running turn: it ends with its call (stop the run to stop it).'));
+    }
+  }
+  card.replaceChildren(head, meta, scroll, actions);
+  return card;
+}
+
+async function refreshTrees(): Promise<void> {
+  if (treesBusy) return;
+  treesBusy = true;
+  try {
+    const r = await api<{ trees: TreeView[] }>('/api/trees');
+    if (r.status !== 200) return;
+    const cards = r.body.trees.map(renderTree);
+    treesBox.replaceChildren(...cards);
+    treesEmpty.hidden = cards.length > 0;
+  } finally {
+    treesBusy = false;
+  }
+}
+
 async function loadState(): Promise<number> {
   const r = await api<PageState>('/api/state');
   if (r.status !== 200) throw new Error(`the page's state could not be read (${r.status})`);
@@ -391,6 +506,7 @@ async function onChange(c: Change): Promise<void> {
     if (r.status === 200 && (r.body.status === 'pending' || shown)) renderApproval(r.body, shown?.dataset.mine === 'true');
     return;
   }
+  if (c.kind === 'task') void refreshTrees();
   // Sessions and tasks: one reload of the list for a burst of changes.
   if (sessionsReload === undefined) {
     sessionsReload = window.setTimeout(() => {
@@ -425,6 +541,8 @@ async function start(): Promise<void> {
   if (!(await signIn())) return;
   try {
     follow(await loadState());
+    await refreshTrees();
+    window.setInterval(() => void refreshTrees(), 1000);
   } catch (err) {
     say(`${String(err instanceof Error ? err.message : err)}: open a new URL from supervisor web`);
   }

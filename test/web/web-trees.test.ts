@@ -1,0 +1,81 @@
+// The live process trees on the operator's page, in chromium with authentication on: a real
+// `supervisor run` holds a real background task whose tree has a setsid escapee; the open page
+// lists the tree's processes (the pids the kernel has, the escapee marked), a click on its Cancel
+// stops it, the tree leaves the page without a reload, and every one of its processes is gone.
+// `supervisor ps` lists the same tree from the same view.
+import { afterEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { alive, CLI, markedPids, waitFor } from '../helpers/procs.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, waitForStore } from './web-fixture.js';
+import { readStat } from '../../src/process/linux/procfs.js';
+
+declare const document: any;
+
+/** A bound on how long a state takes to appear on a loaded machine, not a measurement. */
+const REACH_MS = 90_000;
+
+describe('live process trees on the operator page', { skip: NO_BROWSER }, () => {
+  const c = new Cleanup();
+  afterEach(() => c.run());
+
+  test('a task tree with an escapee is listed live; Cancel stops it and it leaves the open page; its processes are gone', async () => {
+    const dir = stateDir(c);
+    const core = makeCore({
+      'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml':
+        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "setsid sleep 301 & sleep 302", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
+    });
+    c.add(() => removeTempCores());
+    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (d) => (out += d));
+    run.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => run.once('close', r));
+    c.add(() => void run.kill('SIGKILL'));
+    const db = await waitForStore(dir, REACH_MS);
+    c.add(() => void db.close());
+    const web = await startWeb(c, dir);
+    const ctx = await browser(c);
+    const page = await ctx.newPage();
+    await page.goto(web.url);
+
+    const spawnId = await waitFor("the task's tree", () => (db.prepare("SELECT spawn_id FROM tasks WHERE status = 'running' AND spawn_id IS NOT NULL").pluck().get() as string | undefined) ?? null, REACH_MS);
+    const taskId = db.prepare('SELECT id FROM tasks WHERE spawn_id = ?').pluck().get(spawnId) as string;
+    // Both sleeps run: the leader's shell, its sleep, and the setsid'd sleep in a session of its own.
+    const pids = await waitFor('both sleeps', () => {
+      const p = markedPids(spawnId);
+      return p.filter((pid) => readStat(pid)?.name === 'sleep').length === 2 ? p : null;
+    }, REACH_MS);
+    const card = page.locator(`article.tree[data-spawn="${spawnId}"]`);
+    await card.waitFor({ timeout: REACH_MS });
+    // The page shows what the kernel has: every marked pid, the escapee marked as one.
+    await page.waitForFunction((n) => document.querySelectorAll(`article.tree tr[data-pid]`).length >= n, pids.length, { timeout: 30_000 });
+    const shown = (await card.locator('tr[data-pid]').evaluateAll((rows: any[]) => rows.map((r) => Number(r.dataset.pid)))).sort((a: number, b: number) => a - b);
+    assert.deepEqual(shown, [...pids].sort((a, b) => a - b), 'the page lists exactly the tree\'s live processes');
+    const escapees = await card.locator('tr[data-escapee="true"]').evaluateAll((rows: any[]) => rows.map((r) => Number(r.dataset.pid)));
+    assert.match(await card.locator('td[data-label="command"]').first().innerText(), /\S/);
+    assert.match(await card.innerText(), new RegExp(`task ${taskId}`));
+
+    // CPU time and resident memory, read from /proc, for every process.
+    for (const cell of await card.locator('td[data-label="CPU"]').allInnerTexts()) assert.match(cell, /^\d+\.\d\d s$/);
+    for (const cell of await card.locator('td[data-label="RSS"]').allInnerTexts()) assert.match(cell, /^\d+\.\d MiB$/);
+
+    // `supervisor ps --json` shows the same tree from the same view (src/operator/live-trees.ts).
+    const ps = spawnSync(process.execPath, [CLI, 'ps', '--json', '--state-dir', dir], { encoding: 'utf8' });
+    assert.equal(ps.status, 0, ps.stderr);
+    const listed = (JSON.parse(ps.stdout) as { trees: { spawnId: string; taskId: string; processes: { pid: number; escapee: boolean }[] }[] }).trees.find((t) => t.spawnId === spawnId);
+    assert.equal(listed?.taskId, taskId);
+    assert.deepEqual(listed.processes.map((p) => p.pid).sort((a, b) => a - b), [...pids].sort((a, b) => a - b));
+    assert.deepEqual(listed.processes.filter((p) => p.escapee).map((p) => p.pid), escapees);
+
+    const loads = await page.locator('#app').getAttribute('data-state-loads');
+    await card.getByRole('button', { name: new RegExp(`^cancel tree ${spawnId}`) }).click();
+    await card.waitFor({ state: 'detached', timeout: 30_000 });
+    assert.equal(await page.locator('#app').getAttribute('data-state-loads'), loads, 'the page was not reloaded');
+    assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
+    assert.equal(await exited, 0, out);
+  });
+});
