@@ -32,6 +32,9 @@ export const PAGE_HTML = `<!doctype html>
 <h2 id="detail-heading">Session</h2>
 <div class="actions"><button type="button" id="audit-verify">Verify audit chain</button><button type="button" id="detail-close">Close</button></div>
 <p id="audit-result" role="status"></p>
+<h3>Delegations</h3>
+<p id="delegations-empty">No child agents.</p>
+<ul id="delegations" class="delegations"></ul>
 <h3>Tasks</h3>
 <p id="tasks-empty">No background tasks.</p>
 <ul id="tasks"></ul>
@@ -74,6 +77,9 @@ th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid Gray
 .tree h3 { font-size: 1rem; margin: 0 0 0.25rem; overflow-wrap: anywhere; }
 .tree p { margin: 0 0 0.5rem; overflow-wrap: anywhere; }
 .escapee { font-weight: 600; }
+.delegations, .delegations ul { list-style: none; padding-left: 1.25rem; border-left: 2px solid GrayText; }
+.delegations li { margin: 0.4rem 0; }
+.delegations .meta { display: block; color: GrayText; overflow-wrap: anywhere; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) {
   .approval dl { grid-template-columns: 1fr; }

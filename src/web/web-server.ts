@@ -10,6 +10,7 @@ import { displayText } from '../redaction/index.js';
 import { answerApproval, decidedByText } from '../operator/approval-answer.js';
 import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
 import { liveTrees, type TreeView } from '../operator/live-trees.js';
+import { delegationTree, delegationView } from '../operator/delegation-tree.js';
 import { checkFetchSite, checkHost, checkMutation, GateRefusal, type GateOrigin } from './request-gate.js';
 import { WebAuth } from './web-auth.js';
 import { LiveStreams } from './live-stream.js';
@@ -113,6 +114,8 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       const s = api.session(id);
       return { session: sessionView(s), events: sessions.listEvents(scope, s.id, { afterSeq: after, limit: 500 }).map(eventView), tasks: tasks.list(scope, { sessionId: s.id, limit: 200 }).map(taskView) };
     },
+    /** `supervisor subagents --session`: the delegations below one of the principal's sessions. */
+    delegations: (id: string) => ({ delegations: delegationTree(o.db, scope, api.session(id).id).map(delegationView) }),
     /** `supervisor audit verify --session` for one of the principal's sessions. */
     audit: (id: string) => chainView(verifyChain(o.db, api.session(id).id)),
     logs: (id: string, after: number) => {
@@ -200,8 +203,8 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     if (path === '/api/state') return reply(res, 200, api.state());
     if (path === '/api/trees') return reply(res, 200, { trees: await trees() });
     const after = afterParam(url);
-    let p = /^\/api\/sessions\/([A-Za-z0-9_]{1,64})\/(timeline|audit)$/.exec(path);
-    if (p) return reply(res, 200, p[2] === 'timeline' ? api.timeline(p[1]!, after) : api.audit(p[1]!));
+    let p = /^\/api\/sessions\/([A-Za-z0-9_]{1,64})\/(timeline|audit|delegations)$/.exec(path);
+    if (p) return reply(res, 200, p[2] === 'timeline' ? api.timeline(p[1]!, after) : p[2] === 'audit' ? api.audit(p[1]!) : api.delegations(p[1]!));
     p = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/logs$/.exec(path);
     if (p) return reply(res, 200, api.logs(p[1]!, after));
     const m = /^\/api\/approvals\/([A-Za-z0-9_]{1,64})$/.exec(path);

@@ -4,6 +4,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cleanup, raw, signIn, startWeb, stateDir, statusOf, store, type RawResponse } from './web-fixture.js';
+import { SessionStore, SpawnRecordStore } from '../../src/store/index.js';
 
 describe('supervisor web refuses what a hostile page or a rebound name sends', { skip: process.platform !== 'linux' && 'POSIX test fixtures' }, () => {
   const c = new Cleanup();
@@ -92,6 +93,25 @@ describe('supervisor web refuses what a hostile page or a rebound name sends', {
     const stale = await raw(web.port, 'POST', `/api/approvals/${other.id}/answer`, me.headers, JSON.stringify({ decision: 'approve', digest: digest }));
     assert.equal(stale.status, 412);
     assert.equal(statusOf(s.db, other.id).status, 'pending');
+  });
+
+  test("another principal's session, its delegations and its trees read as absent", async () => {
+    const dir = stateDir(c);
+    const s = store(c, dir);
+    const owner = { pid: 4242, startMarker: 'linux:boot:1' };
+    const theirs = new SessionStore(s.db).createSession({ principal: 'mallory' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local', owner });
+    new SpawnRecordStore(s.db).insert({ spawnId: 'sp_mallory', pid: 4243, pgid: 4243, sid: 4243, platform: 'linux', bootId: 'boot', startMarker: 'linux:boot:2', cgroup: null, command: '/bin/sh', ownerPid: owner.pid, ownerStartMarker: owner.startMarker, startedAt: Date.now() });
+    const web = await startWeb(c, dir);
+    const { headers } = await signIn(web);
+    for (const view of ['timeline', 'audit', 'delegations']) {
+      const r = await raw(web.port, 'GET', `/api/sessions/${theirs.id}/${view}`, headers);
+      assert.equal(r.status, 404, `${view}: ${r.body}`);
+      assert.equal(r.body, JSON.stringify({ error: `no session ${theirs.id} of yours` }));
+    }
+    const mine = await raw(web.port, 'GET', `/api/sessions/${s.sessionId}/delegations`, headers);
+    assert.deepEqual(JSON.parse(mine.body), { delegations: [] });
+    const trees = await raw(web.port, 'GET', '/api/trees', headers);
+    assert.deepEqual(JSON.parse(trees.body), { trees: [] }, "mallory's tree is not listed");
   });
 
   test('the live stream resumes after Last-Event-ID: every change after it, in order, and nothing before', async () => {

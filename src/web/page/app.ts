@@ -87,6 +87,17 @@ interface TreeView {
   processes: ProcessView[];
 }
 
+interface DelegationView {
+  taskId: string;
+  agent: string;
+  status: string;
+  depth: string;
+  childSession: string | null;
+  scope: string;
+  budget: string;
+  children: DelegationView[];
+}
+
 interface PageState {
   seq: number;
   sessions: SessionView[];
@@ -303,6 +314,45 @@ function renderTasks(list: TaskView[]): void {
   );
 }
 
+// The session's delegation tree: each child agent with its status, scope and budget, nested under
+// its parent; a child's own session opens with a click.
+const delegationsList = document.getElementById('delegations') as HTMLElement;
+let delegationsShown = '';
+
+function delegationItem(d: DelegationView): HTMLElement {
+  const li = el('li');
+  li.dataset.task = d.taskId;
+  li.dataset.status = d.status;
+  if (d.childSession) li.dataset.childSession = d.childSession;
+  li.append(el('strong', `${d.agent} `), document.createTextNode(`${d.status} · depth ${d.depth} · task ${d.taskId} `));
+  if (d.childSession) {
+    const childId = d.childSession;
+    const b = el('button', 'Open');
+    b.type = 'button';
+    b.setAttribute('aria-label', `open child session ${childId}`);
+    b.addEventListener('click', () => void openSession(childId));
+    li.append(b);
+  }
+  li.append(el('span', d.scope, 'meta'), el('span', d.budget, 'meta'));
+  if (d.children.length > 0) {
+    const ul = el('ul');
+    ul.append(...d.children.map(delegationItem));
+    li.append(ul);
+  }
+  return li;
+}
+
+async function readDelegations(id: string): Promise<void> {
+  const r = await api<{ delegations: DelegationView[] }>(`/api/sessions/${encodeURIComponent(id)}/delegations`);
+  if (r.status !== 200 || openId !== id) return;
+  // Unchanged trees are not redrawn: a focused Open button keeps its focus.
+  const next = JSON.stringify(r.body.delegations);
+  if (delegationsShown === next) return;
+  delegationsShown = next;
+  delegationsList.replaceChildren(...r.body.delegations.map(delegationItem));
+  (document.getElementById('delegations-empty') as HTMLElement).hidden = r.body.delegations.length > 0;
+}
+
 let timelineBusy = false;
 
 async function refreshTimeline(): Promise<void> {
@@ -310,7 +360,9 @@ async function refreshTimeline(): Promise<void> {
   if (openId === null || timelineBusy) return;
   timelineBusy = true;
   try {
-    await readTimeline(openId);
+    const id = openId;
+    await readTimeline(id);
+    await readDelegations(id);
   } finally {
     timelineBusy = false;
   }
@@ -339,6 +391,8 @@ async function openSession(id: string): Promise<void> {
   followed = null;
   window.clearInterval(logTimer);
   timelineList.replaceChildren();
+  delegationsList.replaceChildren();
+  delegationsShown = '';
   logBox.hidden = true;
   auditResult.textContent = '';
   auditResult.className = '';
