@@ -8,19 +8,28 @@ import { parseFlags } from './flags.js';
 import { openForOperator } from './operator.js';
 import { UsageError } from './usage.js';
 import { startWebServer } from '../web/web-server.js';
+import { SocketPathError } from '../web/unix-socket.js';
 
-export const WEB_HELP = `Usage: supervisor web [--port N] [--state-dir DIR] [--open] [--json]
+export const WEB_HELP = `Usage: supervisor web [--port N | --socket PATH] [--state-dir DIR] [--open] [--json]
 
-Serves the operator's page on 127.0.0.1: your sessions, and the approval requests your runs wait
-on, with approve / deny / always, updated live. Prints one URL; the token in its fragment works
-once, in the first browser tab that opens it (further tabs of that browser share its sign-in).
-The page answers only requests whose Host is 127.0.0.1:PORT; a change needs this page's Origin,
-a JSON body and the page's CSRF token (docs/security-model.md, *The web page*).
+Serves the operator's page on 127.0.0.1: your sessions, the approval requests your runs wait on
+(approve / deny / always), the live process trees of your runs (with cancel) and each session's
+timeline, tasks, logs, delegations and audit check, updated live. Prints one URL; the token in its
+fragment works once, in the first browser tab that opens it (further tabs of that browser share
+its sign-in). The page answers only requests whose Host is 127.0.0.1:PORT; a change needs this
+page's Origin, a JSON body and the page's CSRF token (docs/security-model.md, *The web page*).
 
   --port N         listen on port N (default: a free port chosen by the system)
+  --socket PATH    listen on a UNIX socket instead (0600; its directory must be yours and 0700,
+                   and is made so if missing; an existing file or symlink there is refused; the
+                   socket is removed on exit). Only your uid can connect. Open it through a
+                   forward, e.g. ssh -L 8080:PATH host, then http://localhost:8080/#token=…
+                   (the Host must be localhost, 127.0.0.1 or [::1], any port)
   --state-dir DIR  the store to show (default: the one supervisor run uses)
-  --open           open the URL in the desktop's browser (xdg-open, open, or start)
-  --json           print {url, port, pid} as one JSON line instead of the URL
+  --open           open the URL in a browser: \$BROWSER if set, else xdg-open, open or start.
+                   The browser is given a 0600 file that redirects to the URL, not the URL, so
+                   the token is not in any process's arguments
+  --json           print {url, port, socket, pid} as one JSON line instead of the URL
 
 Runs until SIGINT or SIGTERM. Refused requests are logged on stderr, one line each.
 `;
@@ -44,22 +53,30 @@ function openInBrowser(url: string): void {
 const STREAM_MS_ENV = 'SUPERVISOR_WEB_STREAM_MS';
 
 export async function runWeb(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json', 'open'], value: ['port', 'state-dir'], multi: [] }, 'web');
+  const f = parseFlags(argv, { bool: ['json', 'open'], value: ['port', 'socket', 'state-dir'], multi: [] }, 'web');
   if (f.help) return void cliIo().stdout.write(WEB_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('web takes no arguments; see supervisor web --help');
   const port = portOf(f.value.get('port'));
+  const socket = f.value.get('socket');
+  if (socket !== undefined && f.value.has('port')) throw new UsageError('--socket and --port exclude each other: the page listens on one of them');
+  if (socket !== undefined && f.bool.has('open')) throw new UsageError('--open cannot open a UNIX socket in a browser; forward the socket (ssh -L PORT:SOCKET) and open the printed URL at that port');
+  if (socket !== undefined && process.platform === 'win32') throw new UsageError('--socket is for Linux and macOS; use --port on Windows');
   const streamMs = process.env[STREAM_MS_ENV] === undefined ? undefined : Number(process.env[STREAM_MS_ENV]);
   if (streamMs !== undefined && !(Number.isInteger(streamMs) && streamMs >= 100)) throw new UsageError(`${STREAM_MS_ENV} must be milliseconds, at least 100`);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   let server;
   try {
-    server = await startWebServer({ db, principal, port, log: (line) => cliIo().stderr.write(`${line}\n`), ...(streamMs !== undefined ? { maxStreamMs: streamMs } : {}) });
+    server = await startWebServer({ db, principal, port, ...(socket !== undefined ? { socket } : {}), log: (line) => cliIo().stderr.write(`${line}\n`), ...(streamMs !== undefined ? { maxStreamMs: streamMs } : {}) });
   } catch (err) {
     db.close();
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} on 127.0.0.1 is in use; pass another --port, or none for a free one`);
+    if (err instanceof SocketPathError) throw new UsageError(err.message);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(socket === undefined ? `port ${port} on 127.0.0.1 is in use; pass another --port, or none for a free one` : `--socket: ${socket} is in use; give another path`);
     throw err;
   }
-  cliIo().stdout.write(f.bool.has('json') ? `${displayJson({ url: server.url, port: server.port, pid: process.pid })}\n` : `${server.url}\n`);
+  cliIo().stdout.write(f.bool.has('json') ? `${displayJson({ url: server.url, port: server.port, socket: server.socket, pid: process.pid })}\n` : `${server.url}\n`);
+  if (server.socket !== null && !f.bool.has('json')) {
+    cliIo().stderr.write(`supervisor web: serving on the UNIX socket ${server.socket}; forward it (ssh -L 8080:${server.socket} host) and open the URL above at that port (http://localhost:8080/#token=…)\n`);
+  }
   if (f.bool.has('open')) openInBrowser(server.url);
   await new Promise<void>((resolve) => {
     const stop = (): void => {

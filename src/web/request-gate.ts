@@ -35,6 +35,22 @@ export function sameSecret(a: string, b: string): boolean {
 
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? undefined : v);
 
+/**
+ * On a UNIX socket there is no bound address to compare with: a browser reaches the socket through
+ * a forward the operator made (`ssh -L 8080:SOCKET`, a local proxy), at a loopback address and a
+ * port this server cannot know. The Host must be a loopback literal (`localhost`, `127.0.0.1`,
+ * `[::1]`, with or without a port): a rebound DNS name is always a name of the attacker's, so it
+ * is still refused. The page's origin is then `http://` + that Host, which a mutation's Origin must
+ * equal (decision 95).
+ */
+export function socketGate(req: IncomingMessage): GateOrigin {
+  const host = one(req.headers.host);
+  if (host === undefined || !/^(?:localhost|127\.0\.0\.1|\[::1\])(?::[1-9][0-9]{0,4})?$/.test(host)) {
+    throw new GateRefusal(`Host ${JSON.stringify(host ?? null)} is not a loopback address (localhost, 127.0.0.1 or [::1], optionally with a port)`);
+  }
+  return { host, origin: `http://${host}` };
+}
+
 /** Every request: the Host is the bound address (a rebound DNS name is refused). */
 export function checkHost(req: IncomingMessage, g: GateOrigin): void {
   const host = one(req.headers.host);

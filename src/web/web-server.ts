@@ -1,17 +1,19 @@
-// `supervisor web`'s HTTP server: node:http on 127.0.0.1, a static page and a small JSON API over
+// `supervisor web`'s HTTP server: node:http on 127.0.0.1 or a UNIX socket, a static page and a small JSON API over
 // the operator's own queries (the store's principal-scoped reads, the one answer path in
 // src/operator/, the one sanitiser). Every request passes the gate (request-gate.ts) first; a
 // refusal is a 403 and one log line, and no response carries a CORS header.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { OperatorChangeFeed, PendingApprovalStore, SessionStore, TaskStore, verifyChain, type Database, type PrincipalScope } from '../store/index.js';
+import { OperatorChangeFeed, PendingApprovalStore, SessionStore, TaskStore, verifyChain, withPrivateUmask, type Database, type PrincipalScope } from '../store/index.js';
 import { displayText } from '../redaction/index.js';
 import { answerApproval, decidedByText } from '../operator/approval-answer.js';
 import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
 import { liveTrees, type TreeView } from '../operator/live-trees.js';
 import { delegationTree, delegationView } from '../operator/delegation-tree.js';
-import { checkFetchSite, checkHost, checkMutation, GateRefusal, type GateOrigin } from './request-gate.js';
+import { checkFetchSite, checkHost, checkMutation, GateRefusal, socketGate, type GateOrigin } from './request-gate.js';
+import { prepareSocketPath, secureSocket } from './unix-socket.js';
 import { WebAuth } from './web-auth.js';
 import { LiveStreams } from './live-stream.js';
 import { PAGE_CSS, PAGE_HTML } from './page-assets.js';
@@ -19,8 +21,10 @@ import { PAGE_CSS, PAGE_HTML } from './page-assets.js';
 export interface WebServerOptions {
   db: Database;
   principal: string;
-  /** 0: a free port chosen by the OS. */
+  /** 0: a free port chosen by the OS. Ignored with `socket`. */
   port: number;
+  /** Serve on this UNIX socket instead of 127.0.0.1 (unix-socket.ts checks it first; decision 95). */
+  socket?: string;
   /** One line per refusal or failure (stderr in the CLI). */
   log: (line: string) => void;
   /** How long an SSE stream lasts before the browser reconnects (tests shorten it). */
@@ -28,8 +32,12 @@ export interface WebServerOptions {
 }
 
 export interface WebServer {
+  /** The URL with the one-time token; on a socket, `http://localhost/#token=…` (open it through a forward). */
   url: string;
-  port: number;
+  /** The TCP port, or null on a UNIX socket. */
+  port: number | null;
+  /** The UNIX socket's path, or null on TCP. */
+  socket: string | null;
   close(): Promise<void>;
 }
 
@@ -74,9 +82,12 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const feed = new OperatorChangeFeed(o.db);
   const tasks = new TaskStore(o.db);
   const server = createServer();
-  const port = await listen(server, o.port);
-  const gate: GateOrigin = { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` };
-  const auth = new WebAuth(`supervisor_web_${port}`);
+  const bound = o.socket === undefined ? await listenTcp(server, o.port) : await listenSocket(server, o.socket);
+  const tcpGate: GateOrigin | null = bound.port === null ? null : { host: `127.0.0.1:${bound.port}`, origin: `http://127.0.0.1:${bound.port}` };
+  // The gate of one request: the bound address on TCP; on a socket, the loopback Host it came with.
+  const gateFor = (req: IncomingMessage): GateOrigin => (tcpGate ?? socketGate(req));
+  // Cookies ignore ports: two servers forwarded to two ports of one browser need two cookie names.
+  const auth = new WebAuth(bound.port === null ? `supervisor_web_s${randomBytes(6).toString('hex')}` : `supervisor_web_${bound.port}`);
   const streams = new LiveStreams(feed, scope, { pollMs: 25, maxStreamMs: o.maxStreamMs ?? 10 * 60_000, heartbeatMs: 15_000, maxStreams: 32 });
   const tab = (v: unknown): string => (typeof v === 'string' && /^[a-z0-9]{1,16}$/.test(v) ? `, tab ${v}` : '');
 
@@ -164,6 +175,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const gate = gateFor(req);
     checkHost(req, gate);
     const url = new URL(req.url ?? '/', gate.origin);
     const method = req.method ?? 'GET';
@@ -213,25 +225,47 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   }
 
   return {
-    url: `${gate.origin}/#token=${auth.token}`,
-    port,
+    url: `${tcpGate?.origin ?? 'http://localhost'}/#token=${auth.token}`,
+    port: bound.port,
+    socket: bound.socket,
     close: async () => {
       streams.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      bound.remove();
     },
   };
 }
 
-function listen(server: Server, port: number): Promise<number> {
+interface Bound {
+  port: number | null;
+  socket: string | null;
+  /** Undoes what listening left on disk (the socket file); nothing on TCP. */
+  remove(): void;
+}
+
+function listenOn(server: Server, options: { host: string; port: number; exclusive: boolean } | { path: string; exclusive: boolean }): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => {
+    server.listen(options, () => {
       server.off('error', reject);
-      const a = server.address();
-      resolve(typeof a === 'object' && a ? a.port : port);
+      resolve();
     });
   });
+}
+
+async function listenTcp(server: Server, port: number): Promise<Bound> {
+  await listenOn(server, { host: '127.0.0.1', port, exclusive: true });
+  const a = server.address();
+  return { port: typeof a === 'object' && a ? a.port : port, socket: null, remove: () => undefined };
+}
+
+async function listenSocket(server: Server, path: string): Promise<Bound> {
+  const abs = await prepareSocketPath(path);
+  // Bound under umask 077 (bind happens inside listen), then made 0600 whatever the umask was.
+  await withPrivateUmask(() => listenOn(server, { path: abs, exclusive: true }));
+  const made = secureSocket(abs);
+  return { port: null, socket: abs, remove: () => made.remove() };
 }
 
 /** `?after=N`: where a timeline or a log continues from (0: the start). */

@@ -10,9 +10,12 @@ describe('supervisor web: flags', () => {
   test('--help says what it serves, its options, and how it signs in', async () => {
     const r = await runMain('web', '--help');
     assert.equal(r.status, 0);
-    assert.match(r.stdout, /^Usage: supervisor web \[--port N\] \[--state-dir DIR\] \[--open\] \[--json\]/);
-    assert.match(r.stdout, /token in its fragment works\nonce/);
-    assert.match((await runMain('--help')).stdout, /\n {2}web \[--port N\]/);
+    assert.match(r.stdout, /^Usage: supervisor web \[--port N \| --socket PATH\] \[--state-dir DIR\] \[--open\] \[--json\]/);
+    assert.match(r.stdout, /token in its\nfragment works once/);
+    assert.match(r.stdout, /--socket PATH {4}listen on a UNIX socket instead \(0600/);
+    assert.match(r.stdout, /--open {11}open the URL in a browser: \$BROWSER if set/);
+    assert.match((await runMain('--help')).stdout, /\n {2}web \[--port N \| --socket PATH\]/);
+    assert.match((await runMain('--help')).stdout, /\n {2}ps \[--json\] /);
   });
 
   test('a bad port, an argument, or a state dir without a store: exit 2 naming the fix', async () => {
