@@ -1,7 +1,7 @@
 // `supervisor web`: the operator's page on 127.0.0.1 (src/web/). This file parses the flags, opens
 // the store as every operator command does (the same principal), prints the one URL and serves
 // until SIGINT/SIGTERM.
-import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { cliIo } from './io.js';
 import { displayJson } from '../redaction/index.js';
 import { parseFlags } from './flags.js';
@@ -9,6 +9,8 @@ import { openForOperator } from './operator.js';
 import { UsageError } from './usage.js';
 import { startWebServer } from '../web/web-server.js';
 import { SocketPathError } from '../web/unix-socket.js';
+import { launchBrowser, type BrowserLaunch } from '../web/browser-launch.js';
+import { defaultStateDir } from './state-dir.js';
 
 export const WEB_HELP = `Usage: supervisor web [--port N | --socket PATH] [--state-dir DIR] [--open] [--json]
 
@@ -41,14 +43,6 @@ function portOf(v: string | undefined): number {
   return n;
 }
 
-/** The desktop's opener: the URL is its argument (the token is visible in the process list while it runs). */
-function openInBrowser(url: string): void {
-  const [cmd, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
-  const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
-  child.on('error', (err) => cliIo().stderr.write(`supervisor web: could not open a browser (${cmd}: ${err.message}); open the URL yourself\n`));
-  child.unref();
-}
-
 /** Test knob: how long a live stream lasts before the browser reconnects (decision 81). */
 const STREAM_MS_ENV = 'SUPERVISOR_WEB_STREAM_MS';
 
@@ -65,8 +59,9 @@ export async function runWeb(argv: string[]): Promise<number> {
   if (streamMs !== undefined && !(Number.isInteger(streamMs) && streamMs >= 100)) throw new UsageError(`${STREAM_MS_ENV} must be milliseconds, at least 100`);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   let server;
+  let launch: BrowserLaunch | null = null;
   try {
-    server = await startWebServer({ db, principal, port, ...(socket !== undefined ? { socket } : {}), log: (line) => cliIo().stderr.write(`${line}\n`), ...(streamMs !== undefined ? { maxStreamMs: streamMs } : {}) });
+    server = await startWebServer({ db, principal, port, onSignIn: () => launch?.discard(), ...(socket !== undefined ? { socket } : {}), log: (line) => cliIo().stderr.write(`${line}\n`), ...(streamMs !== undefined ? { maxStreamMs: streamMs } : {}) });
   } catch (err) {
     db.close();
     if (err instanceof SocketPathError) throw new UsageError(err.message);
@@ -77,7 +72,9 @@ export async function runWeb(argv: string[]): Promise<number> {
   if (server.socket !== null && !f.bool.has('json')) {
     cliIo().stderr.write(`supervisor web: serving on the UNIX socket ${server.socket}; forward it (ssh -L 8080:${server.socket} host) and open the URL above at that port (http://localhost:8080/#token=…)\n`);
   }
-  if (f.bool.has('open')) openInBrowser(server.url);
+  if (f.bool.has('open')) {
+    launch = launchBrowser(resolve(f.value.get('state-dir') ?? defaultStateDir()), server.url, (m) => cliIo().stderr.write(`supervisor web: ${m}\n`));
+  }
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off('SIGINT', stop);
@@ -87,6 +84,7 @@ export async function runWeb(argv: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  launch?.discard();
   await server.close();
   db.close();
   return 0;

@@ -27,6 +27,8 @@ export interface WebServerOptions {
   socket?: string;
   /** One line per refusal or failure (stderr in the CLI). */
   log: (line: string) => void;
+  /** Called once the one-time token was exchanged (`--open` then removes its launch file). */
+  onSignIn?: () => void;
   /** How long an SSE stream lasts before the browser reconnects (tests shorten it). */
   maxStreamMs?: number;
 }
@@ -189,6 +191,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       const body = await readJson(req);
       if (path === '/api/session') {
         const s = auth.exchange(body.token);
+        o.onSignIn?.();
         return reply(res, 200, { csrf: s.csrf }, { 'Set-Cookie': auth.setCookie(s) });
       }
       auth.checkScript(req);

@@ -68,8 +68,8 @@ export interface WebProcess {
 }
 
 /** `supervisor web --json` as a real process; killed (its pid) at cleanup. */
-export async function startWeb(c: Cleanup, dir: string, env: Record<string, string> = {}): Promise<WebProcess> {
-  const child = spawn(process.execPath, [CLI, 'web', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+export async function startWeb(c: Cleanup, dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<WebProcess> {
+  const child = spawn(process.execPath, [CLI, 'web', '--json', '--state-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   c.add(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const gone = new Promise((r) => child.once('exit', r));
