@@ -112,6 +112,12 @@ describe('supervisor web refuses what a hostile page or a rebound name sends', {
     assert.deepEqual(JSON.parse(mine.body), { delegations: [] });
     const trees = await raw(web.port, 'GET', '/api/trees', headers);
     assert.deepEqual(JSON.parse(trees.body), { trees: [] }, "mallory's tree is not listed");
+    // The new reads are behind the same gate: no CSRF token, or a rebound Host, is a 403.
+    const noCsrf = Object.fromEntries(Object.entries(headers).filter(([k]) => k !== 'x-supervisor-csrf'));
+    for (const path of ['/api/trees', `/api/sessions/${s.sessionId}/delegations`]) {
+      assert.equal((await raw(web.port, 'GET', path, noCsrf)).status, 403, `${path} without the CSRF token`);
+      assert.equal((await raw(web.port, 'GET', path, { ...headers, host: `evil.example:${web.port}` })).status, 403, `${path} with a rebound Host`);
+    }
   });
 
   test('the live stream resumes after Last-Event-ID: every change after it, in order, and nothing before', async () => {

@@ -69,6 +69,9 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
     assert.equal(listed?.taskId, taskId);
     assert.deepEqual(listed.processes.map((p) => p.pid).sort((a, b) => a - b), [...pids].sort((a, b) => a - b));
     assert.deepEqual(listed.processes.filter((p) => p.escapee).map((p) => p.pid), escapees);
+    const text = spawnSync(process.execPath, [CLI, 'ps', '--state-dir', dir], { encoding: 'utf8' }).stdout;
+    assert.match(text, new RegExp(`^${spawnId}  sh  running  session \\S+  task ${taskId}  owner pid \\d+$`, 'm'));
+    assert.match(text, new RegExp(`^ +${escapees[0]}  sleep .* ESCAPEE$`, 'm'));
 
     const loads = await page.locator('#app').getAttribute('data-state-loads');
     await card.getByRole('button', { name: new RegExp(`^cancel tree ${spawnId}`) }).click();
