@@ -90,5 +90,11 @@ th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid Gray
   #sessions tr { border: 1px solid GrayText; border-radius: 6px; margin: 0 0 0.75rem; padding: 0.4rem 0; }
   #sessions td { border: 0; padding: 0.15rem 0.6rem; overflow-wrap: anywhere; }
   #sessions td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  /* A tree's processes too: one small card per process. */
+  .tree thead { display: none; }
+  .tree table, .tree tbody, .tree tr, .tree td { display: block; }
+  .tree tr { border-top: 1px solid GrayText; padding: 0.3rem 0; }
+  .tree td { border: 0; padding: 0.1rem 0.3rem; text-align: left; }
+  .tree td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
 }
 `;
