@@ -58,8 +58,9 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
     assert.match(await card.locator('td[data-label="command"]').first().innerText(), /\S/);
     assert.match(await card.innerText(), new RegExp(`task ${taskId}`));
 
-    // CPU time and resident memory, read from /proc, for every process.
-    for (const cell of await card.locator('td[data-label="CPU"]').allInnerTexts()) assert.match(cell, /^\d+\.\d\d s$/);
+    // CPU time (and, from the second read on, the share of a core) and resident memory, from /proc.
+    await page.waitForFunction(() => / \(\d+%\)$/.test(document.querySelector('article.tree td[data-label="CPU"]')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    for (const cell of await card.locator('td[data-label="CPU"]').allInnerTexts()) assert.match(cell, /^\d+\.\d\d s( \(\d+%\))?$/);
     for (const cell of await card.locator('td[data-label="RSS"]').allInnerTexts()) assert.match(cell, /^\d+\.\d MiB$/);
 
     // `supervisor ps --json` shows the same tree from the same view (src/operator/live-trees.ts).

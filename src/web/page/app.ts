@@ -458,6 +458,21 @@ const age = (since: number | null): string => {
   return s < 120 ? `${s} s` : s < 7200 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h`;
 };
 
+// CPU use since the previous read of the same process (pid and start time): the server sends
+// cumulative CPU time; the share of one core is the difference over the time between two reads.
+// (A start time computed from /proc's ticks moves by a few ms between reads: within a second is the same process.)
+let cpuSeen = new Map<number, { cpuMs: number; startedAt: number; at: number }>();
+let cpuNext = new Map<number, { cpuMs: number; startedAt: number; at: number }>();
+
+function cpuShare(p: ProcessView): string {
+  if (p.cpuMs === null || p.startedAt === null) return '';
+  const now = Date.now();
+  cpuNext.set(p.pid, { cpuMs: p.cpuMs, startedAt: p.startedAt, at: now });
+  const prev = cpuSeen.get(p.pid);
+  if (!prev || Math.abs(prev.startedAt - p.startedAt) > 1000 || now - prev.at < 200) return '';
+  return ` (${Math.round((100 * (p.cpuMs - prev.cpuMs)) / (now - prev.at))}%)`;
+}
+
 function processRow(p: ProcessView): HTMLElement {
   const tr = el('tr');
   tr.dataset.pid = String(p.pid);
@@ -467,7 +482,7 @@ function processRow(p: ProcessView): HTMLElement {
     ['command', p.command + (p.leader ? ' (leader)' : '')],
     ['state', p.state ?? '-'],
     ['age', age(p.startedAt), 'num'],
-    ['CPU', p.cpuMs === null ? '-' : `${(p.cpuMs / 1000).toFixed(2)} s`, 'num'],
+    ['CPU', p.cpuMs === null ? '-' : `${(p.cpuMs / 1000).toFixed(2)} s${cpuShare(p)}`, 'num'],
     ['RSS', p.rssKib === null ? '-' : `${(p.rssKib / 1024).toFixed(1)} MiB`, 'num'],
     ['escapee', p.escapee ? 'yes (left the session)' : 'no', p.escapee ? 'escapee' : undefined],
   ];
@@ -530,6 +545,9 @@ async function refreshTrees(): Promise<void> {
     const r = await api<{ trees: TreeView[] }>('/api/trees');
     if (r.status !== 200) return;
     const cards = r.body.trees.map(renderTree);
+    // Only the processes of this read are remembered: a gone process's entry goes with it.
+    cpuSeen = cpuNext;
+    cpuNext = new Map();
     treesBox.replaceChildren(...cards);
     treesEmpty.hidden = cards.length > 0;
   } finally {
