@@ -18,6 +18,16 @@ describe('supervisor web: flags', () => {
     assert.match((await runMain('--help')).stdout, /\n {2}ps \[--json\] /);
   });
 
+  test('supervisor ps: --help says what it lists; an argument is a usage error', async () => {
+    const r = await runMain('ps', '--help');
+    assert.equal(r.status, 0);
+    assert.match(r.stdout, /^Usage: supervisor ps \[--json\] \[--state-dir DIR\]\n\nLists the process trees your runs hold now/);
+    assert.match(r.stdout, /program\nname \(never its arguments\), age, CPU time, resident memory/);
+    const extra = await runMain('ps', 'extra');
+    assert.equal(extra.status, 2);
+    assert.match(extra.stderr, /ps takes no arguments; see supervisor ps --help/);
+  });
+
   test('a bad port, an argument, or a state dir without a store: exit 2 naming the fix', async () => {
     const port = await runMain('web', '--port', '70000');
     assert.equal(port.status, 2);
