@@ -50,11 +50,23 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
     }, REACH_MS);
     const card = page.locator(`article.tree[data-spawn="${spawnId}"]`);
     await card.waitFor({ timeout: REACH_MS });
-    // The page shows what the kernel has: every marked pid, the escapee marked as one.
-    await page.waitForFunction((n) => document.querySelectorAll(`article.tree tr[data-pid]`).length >= n, pids.length, { timeout: 30_000 });
-    const shown = (await card.locator('tr[data-pid]').evaluateAll((rows: any[]) => rows.map((r) => Number(r.dataset.pid)))).sort((a: number, b: number) => a - b);
-    assert.deepEqual(shown, [...pids].sort((a, b) => a - b), 'the page lists exactly the tree\'s live processes');
+    // The page shows what the kernel has: every marked pid (a read taken while the shell was still
+    // forking may show a passing process; the next one, a second later, shows the settled tree).
+    const expected = [...pids].sort((a, b) => a - b).join(',');
+    await page
+      .waitForFunction(
+        ([id, want]) => [...document.querySelectorAll(`article.tree[data-spawn="${id}"] tr[data-pid]`)].map((r: any) => Number(r.dataset.pid)).sort((a: number, b: number) => a - b).join(',') === want,
+        [spawnId, expected] as const,
+        { timeout: 30_000 },
+      )
+      .catch(async (err: unknown) => assert.fail(`the page shows ${await card.innerText()}; the kernel has ${expected} (${String(err)})`));
+    // The escapee is marked: the one sleep that runs in a session other than the leader's.
     const escapees = await card.locator('tr[data-escapee="true"]').evaluateAll((rows: any[]) => rows.map((r) => Number(r.dataset.pid)));
+    assert.equal(escapees.length, 1, `one escapee: ${escapees.join(', ')}`);
+    const leader = pids.find((pid) => readStat(pid)!.name === 'sh')!;
+    assert.equal(readStat(escapees[0]!)!.name, 'sleep');
+    assert.notEqual(readStat(escapees[0]!)!.session, readStat(leader)!.session, 'the escapee left the leader\'s session');
+    for (const pid of pids.filter((p) => p !== escapees[0])) assert.equal(readStat(pid)!.session, readStat(leader)!.session, `pid ${pid} is in the leader's session`);
     assert.match(await card.locator('td[data-label="command"]').first().innerText(), /\S/);
     assert.match(await card.innerText(), new RegExp(`task ${taskId}`));
 
