@@ -4,6 +4,10 @@
 // the automatic checkpoint off and checkpoint from another thread: this is that thread. If it
 // cannot start or dies, the connections it served get their automatic checkpoint back, so the WAL
 // never grows without bound.
+// The thread starts once the file has been open for START_DELAY_MS. Starting one costs a V8 isolate
+// and a second connection (~0.1 s of CPU, a sixth of a short `run`), and the last close waits for
+// it; a store open for a few seconds writes a WAL far below the automatic checkpoint's threshold,
+// so until then SQLite's own checkpoint (which would not come due) stands in.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Database } from './database.js';
@@ -11,6 +15,8 @@ import type { Database } from './database.js';
 /** Pages between automatic checkpoints when no checkpointer runs. */
 export const AUTO_CHECKPOINT_PAGES = 8000;
 const INTERVAL_MS = 250;
+/** How long a file is open before its thread starts (see above). */
+export const START_DELAY_MS = 3_000;
 
 // The worker is plain CommonJS evaluated from a string, so it needs no file of its own next to the
 // compiled output and works the same under every loader.
@@ -52,6 +58,8 @@ parentPort.on('message', (m) => {
 
 interface Entry {
   worker: Worker | null;
+  /** Until the thread starts: the timer that will start it. */
+  starting: NodeJS.Timeout | null;
   connections: Set<Database>;
   /** Set to 1 by the thread once its connection is closed. */
   closed: Int32Array;
@@ -70,40 +78,56 @@ function fallBack(entry: Entry): void {
 }
 
 /**
- * Serves `db` (a connection to `file`) with the file's checkpointer thread, starting it on first
- * use. Call `release` when the connection closes. Falls back to automatic checkpoints on failure.
+ * Serves `db` (a connection to `file`) with the file's checkpointer thread, which starts once the
+ * file has been open for START_DELAY_MS (at once with `{ now: true }`). Call `release` when the
+ * connection closes. Until the thread runs, and if it fails, the connection checkpoints by itself.
  */
-export function attachCheckpointer(db: Database, file: string): void {
+export function attachCheckpointer(db: Database, file: string, opts: { now?: boolean } = {}): void {
   let entry = byFile.get(file);
   if (!entry) {
-    entry = { worker: null, connections: new Set(), closed: new Int32Array(new SharedArrayBuffer(4)) };
-    byFile.set(file, entry);
-    const e = entry;
-    try {
-      const worker = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: {
-          file,
-          module: createRequire(import.meta.url).resolve('better-sqlite3'),
-          binding: process.env.SUPERVISOR_SQLITE_BINDING ?? null,
-          intervalMs: INTERVAL_MS,
-          closed: e.closed.buffer,
-        },
-      });
-      // The checkpointer never keeps the process alive; SQLite finishes the job on the last close.
-      worker.unref();
-      worker.on('message', () => fallBack(e));
-      worker.on('error', () => fallBack(e));
-      worker.on('exit', () => {
-        if (e.worker === worker) fallBack(e);
-      });
-      e.worker = worker;
-    } catch {
-      e.worker = null;
+    const e: Entry = { worker: null, starting: null, connections: new Set(), closed: new Int32Array(new SharedArrayBuffer(4)) };
+    byFile.set(file, e);
+    entry = e;
+    if (opts.now) startThread(e, file);
+    else {
+      // Never keeps the process alive: a process that ends sooner needed no thread.
+      e.starting = setTimeout(() => startThread(e, file), START_DELAY_MS);
+      e.starting.unref();
     }
   }
   entry.connections.add(db);
   db.pragma(`wal_autocheckpoint = ${entry.worker ? 0 : AUTO_CHECKPOINT_PAGES}`);
+}
+
+/** Starts the file's thread and hands it the checkpoints of every connection it serves. */
+function startThread(e: Entry, file: string): void {
+  e.starting = null;
+  try {
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        file,
+        module: createRequire(import.meta.url).resolve('better-sqlite3'),
+        binding: process.env.SUPERVISOR_SQLITE_BINDING ?? null,
+        intervalMs: INTERVAL_MS,
+        closed: e.closed.buffer,
+      },
+    });
+    // The checkpointer never keeps the process alive; SQLite finishes the job on the last close.
+    worker.unref();
+    worker.on('message', () => fallBack(e));
+    worker.on('error', () => fallBack(e));
+    worker.on('exit', () => {
+      if (e.worker === worker) fallBack(e);
+    });
+    e.worker = worker;
+  } catch {
+    e.worker = null;
+    return;
+  }
+  for (const db of e.connections) {
+    if (db.open) db.pragma('wal_autocheckpoint = 0');
+  }
 }
 
 /**
@@ -116,6 +140,7 @@ export function releaseCheckpointer(db: Database, file: string): void {
   if (!entry || !entry.connections.delete(db)) return;
   if (entry.connections.size > 0) return;
   byFile.delete(file);
+  if (entry.starting) clearTimeout(entry.starting);
   const w = entry.worker;
   entry.worker = null;
   if (!w) return;
@@ -126,6 +151,20 @@ export function releaseCheckpointer(db: Database, file: string): void {
 /** For doctor and tests: whether a checkpointer thread serves `file` now. */
 export function checkpointerRunning(file: string): boolean {
   return byFile.get(file)?.worker != null;
+}
+
+/** For tests: whether a thread for `file` is due to start (the file has been open less than START_DELAY_MS). */
+export function checkpointerDue(file: string): boolean {
+  return byFile.get(file)?.starting != null;
+}
+
+/** Test hook: start the thread for `file` now rather than after START_DELAY_MS. */
+export function startCheckpointerNow(file: string): void {
+  const e = byFile.get(file);
+  if (e?.starting) {
+    clearTimeout(e.starting);
+    startThread(e, file);
+  }
 }
 
 /** Test hook: the thread serving `file`, so a test can kill it and watch the fallback. */

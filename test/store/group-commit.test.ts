@@ -10,7 +10,7 @@ import { appendEventsGrouped, readEvents } from '../../src/store/event-chain.js'
 import { verifyChain } from '../../src/store/chain-verify.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { ChainInconsistentError } from '../../src/store/store-errors.js';
-import { checkpointerRunning, checkpointerThread } from '../../src/store/checkpointer.js';
+import { checkpointerDue, checkpointerRunning, checkpointerThread, START_DELAY_MS, startCheckpointerNow } from '../../src/store/checkpointer.js';
 import { goodAndTamperedSessions, tamper, tempStore } from './store-fixtures.js';
 
 const require = createRequire(import.meta.url);
@@ -72,6 +72,10 @@ function walBackfilled(file: string): boolean {
 
 test('the checkpointer thread keeps the WAL small; if it dies, automatic checkpoints come back', async (t) => {
   const s = tempStore(t);
+  // Due, not yet started: until then the connection checkpoints by itself.
+  assert.equal(checkpointerDue(s.file), true);
+  assert.equal(s.db.pragma('wal_autocheckpoint', { simple: true }), 8000);
+  startCheckpointerNow(s.file);
   assert.equal(checkpointerRunning(s.file), true);
   assert.equal(s.db.pragma('wal_autocheckpoint', { simple: true }), 0, 'the main connection leaves checkpoints to the thread');
   const id = new SessionStore(s.db).createSession({ principal: 'p' }, { coreDir: '/c', coreRevision: 'r', runtime: 'local' }).id;
@@ -100,7 +104,23 @@ test('the checkpointer thread keeps the WAL small; if it dies, automatic checkpo
 
 test('closing the last connection stops the thread', (t) => {
   const s = tempStore(t);
+  startCheckpointerNow(s.file);
   assert.equal(checkpointerRunning(s.file), true);
   s.db.close();
   assert.equal(checkpointerRunning(s.file), false);
+});
+
+test('a store closed before the thread was due never starts one; one open longer gets it by itself', async (t) => {
+  const brief = tempStore(t);
+  assert.equal(checkpointerDue(brief.file), true);
+  brief.db.close();
+  assert.equal(checkpointerDue(brief.file), false);
+  assert.equal(checkpointerRunning(brief.file), false);
+  await new Promise((r) => setTimeout(r, START_DELAY_MS + 200));
+  assert.equal(checkpointerRunning(brief.file), false, 'the cancelled start did not fire after the close');
+  const kept = tempStore(t);
+  const deadline = Date.now() + START_DELAY_MS + 20_000;
+  while (!checkpointerRunning(kept.file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(checkpointerRunning(kept.file), true, `no thread ${START_DELAY_MS} ms after the open`);
+  assert.equal(kept.db.pragma('wal_autocheckpoint', { simple: true }), 0, 'the connection leaves checkpoints to the thread once it runs');
 });
