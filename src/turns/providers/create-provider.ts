@@ -7,7 +7,9 @@ import { AnthropicProvider, ANTHROPIC_VERSION } from './anthropic.js';
 import { ProviderError } from './errors.js';
 import { OpenAICompatibleProvider } from './openai-compatible.js';
 import { providerSettings, type ProviderSettings, type RemoteModelConfig } from './settings.js';
-import { ProviderTransport, type RetryTiming } from './transport.js';
+// The transport (and undici with it, ~0.17 CPU-s to load) is imported when a remote provider is
+// made, so an offline run (the scripted model) never loads it.
+import type { RetryTiming } from './retry-timing.js';
 
 export interface RemoteProviderOptions {
   /** The core's secret store (SecretStore.fromCore); the key's value is resolved from it. */
@@ -56,6 +58,7 @@ export async function createRemoteProvider(model: RemoteModelConfig, o: RemotePr
     if (settings.provider === 'anthropic') return { accept, 'anthropic-version': ANTHROPIC_VERSION, ...(key !== null ? { 'x-api-key': key } : {}) };
     return { accept, ...(key !== null ? { authorization: `Bearer ${key}` } : {}) };
   };
+  const { ProviderTransport } = await import('./transport.js');
   const transport = new ProviderTransport({
     settings,
     headers,

@@ -6,16 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { redactText } from '../../redaction/index.js';
 import { ProviderError, type ProviderErrorCode } from './errors.js';
+import { DEFAULT_RETRY, retryAfterMs, type RetryTiming } from './retry-timing.js';
 import type { ProviderSettings } from './settings.js';
 
-export interface RetryTiming {
-  /** First backoff step; each later step doubles, up to maxDelayMs. Default 500 ms. */
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A Retry-After longer than this is not waited for: the turn fails and says so. */
-  maxRetryAfterMs: number;
-}
-export const DEFAULT_RETRY: RetryTiming = { baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterMs: 60_000 };
 
 /** Statuses worth a second try: rate limits, overload and server errors (Anthropic's 529 included). */
 const RETRY_STATUS = (s: number): boolean => s === 408 || s === 409 || s === 429 || s >= 500;
@@ -193,18 +186,6 @@ function describeCode(code: string, timeoutS: number): string {
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return `could not connect within ${timeoutS} s`;
   if (code === 'ECONNREFUSED') return 'connection refused (is the server running?)';
   return `connection failed (${code})`;
-}
-
-/** Retry-After (seconds or an HTTP date) or OpenAI's retry-after-ms; null when absent or unreadable. */
-export function retryAfterMs(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | null {
-  const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
-  const ms = Number(one(headers['retry-after-ms']));
-  if (one(headers['retry-after-ms']) !== undefined && Number.isFinite(ms) && ms >= 0) return ms;
-  const v = one(headers['retry-after'])?.trim();
-  if (!v) return null;
-  if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 function isContextExceeded(text: string): boolean {
