@@ -3,16 +3,18 @@
 // so the files are listed explicitly. Usage: node scripts/run-tests.mjs [filter...]
 // A filter is a substring of the file path (e.g. `cgroup` or `test/cli/`); several are OR-ed.
 //
-// Two groups, one after the other, each reported by the spec reporter with its own summary:
+// Two groups, one after the other, each reported file by file with the spec reporter, then one total:
 // 1. parallel: every file not listed in SERIAL, TEST_CONCURRENCY (default 4) files at a time, each
-//    in its own process (Node's runner isolates files). These files share nothing: each makes its
-//    own temp dirs (mkdtemp), ports (0), spawn ids and cgroups, and sets env vars only in its own
-//    process. Most of their time is spent waiting on child processes and timers, not on the CPU,
-//    so four at a time fit two cores (the whole suite: 330 s at 4, ~355 s at 3, December 2026). Files
-//    that take longest start first (SLOW_FIRST).
+//    in its own process. These files share nothing: each makes its own temp dirs (mkdtemp), ports
+//    (0), spawn ids and cgroups, and sets env vars only in its own process. Most of their time is
+//    spent waiting on child processes and timers, so four at a time fit two cores.
 // 2. serial: the files in SERIAL, one at a time, after the parallel group has ended, because they
 //    measure time on the machine or need it to themselves (the reason is next to each).
-// The exit code is non-zero if either group failed (or could not run).
+// This script schedules the files itself, one `node FILE` each with the reporters (what `node
+// --test` starts per file, without a runner process above it), because `node --test` starts files
+// in its own (path) order: the slowest files (SLOW_FIRST) began last and ran alone at the end
+// (measured: 66 s of a 400 s run with one file running). Each file's report is printed when the file
+// ends, whole, with its time. The exit code is non-zero if any file failed, hung or could not run.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -72,30 +74,41 @@ const SERIAL = new Map([
 ]);
 
 /**
- * Files of the parallel group that take longest (longest first; measured on the 2-core VM under
- * load, December 2026): started first, so that no long file starts last and runs alone at the end.
- * Most start the real CLI many times (a cold node start each).
+ * Files of the parallel group that take longest (longest first; wall time in the parallel group on
+ * the 2-core VM, December 2026): started first, so that no long file starts last and runs alone at
+ * the end. Most start the real CLI many times (a cold node start each) or a browser.
  */
 const SLOW_FIRST = [
-  'cli/fault-injection.test.js',
-  // ~70 s alone: a chromium start per test, three of them with a real run.
-  'web/web-browser.test.js',
-  'cli/operator-views.test.js',
+  'runtimes/claude-code-fake.test.js', // ~100 s: twelve runs, each with the fake CLI's MCP client
+  'cli/fault-injection.test.js', // ~90 s: the demo killed at 25 points, 12 resumed
   'cli/run-call-catalog.test.js',
+  'cli/operator-views.test.js',
   'cli/bad-state-dir.test.js',
-  'runtimes/claude-code-fake.test.js',
-  'runtimes/claude-code-real.test.js',
-  'cli/enospc.test.js',
-  'cli/crash-reconcile.test.js',
-  'cli/doctor.test.js',
-  'adapters/authored/containment.test.js',
-  'adapters/authored/hostile.test.js',
-  'cli/catalog-mcp.test.js',
+  'web/web-browser.test.js', // a chromium start per test
   'cli/serve.test.js',
-  'cli/demo.test.js',
+  'runtimes/claude-code-real.test.js',
+  'adapters/authored/containment.test.js',
+  'web/web-trees.test.js',
+  'web/web-delegation.test.js',
+  'web/web-open.test.js',
+  'session/library-example.test.js', // tsc type-checks an embedder
+  'cli/operator.test.js',
+  'adapters/mcp/discovery.test.js',
+  'redaction/wrapped-forms.test.js',
+  'cli/crash-reconcile.test.js',
+  'cli/resume.test.js',
+  'adapters/mcp/http.test.js',
+  'turns/providers/run-cli.test.js',
+  'session/delegation.test.js',
+  'cli/enospc.test.js',
   'cli/audit.test.js',
-  'adapters/authored/runtime.test.js',
+  'session/agents-spawn.test.js',
+  'adapters/authored/thread-tier.test.js',
+  'process/lifecycle.test.js',
+  'cli/demo.test.js',
+  'adapters/authored/hostile.test.js',
   'adapters/mcp/calls.test.js',
+  'cli/doctor.test.js',
 ];
 
 const underTest = (f) => f.slice('dist/test/'.length);
@@ -129,56 +142,107 @@ console.log(`run-tests: ${files.length} file(s)${filters.length ? ` matching ${f
 for (const f of parallel) console.log(`  ${f}`);
 for (const f of serial) console.log(`  ${f}  (serial: ${SERIAL.get(underTest(f))})`);
 
-let current = null;
+/** The files running now (their process groups are stopped on a signal). */
+const running = new Set();
 let stopping = null;
-// Pass a termination on to the runner, so it prints what it has and its own children go too; a
-// group not yet started is not started.
+// Pass a termination on to every running file's process group, so it prints what it has and its own
+// children go too; nothing new is started.
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     stopping = sig;
-    if (current && current.exitCode === null && current.signalCode === null) current.kill(sig);
+    for (const child of running) signalGroup(child, sig);
   });
 }
 
-const TEST_TIMEOUT_MS = 900_000;
+function signalGroup(child, sig) {
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    // already gone
+  }
+}
 
-/** Runs one group; resolves to true when every test in it passed. */
-function runGroup(name, groupFiles, groupConcurrency) {
+/** A file that runs longer than this is stopped (its whole process group) and fails the run. */
+const FILE_TIMEOUT_MS = 900_000;
+const COUNT_KEYS = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
+
+/** Runs one file in its own process; resolves to { ok, counts, output, secs }. */
+function runFile(file, countFile, tapFile) {
   return new Promise((resolve) => {
-    console.log(`\nrun-tests: ${name} group: ${groupFiles.length} file(s), ${groupConcurrency} at a time`);
     const started = Date.now();
-    // TEST_TAP_DIR=DIR also writes each group's results as TAP to DIR/<group>.tap (durations, for
-    // comparing runs).
-    const tap = process.env.TEST_TAP_DIR ? ['--test-reporter=tap', `--test-reporter-destination=${path.resolve(process.env.TEST_TAP_DIR, `${name}.tap`)}`] : [];
-    const countFile = path.join(countDir, `${name}.json`);
+    const tap = tapFile ? ['--test-reporter=tap', `--test-reporter-destination=${tapFile}`] : [];
     const counter = [`--test-reporter=${pathToFileURL(path.join(root, 'scripts', 'test-count-reporter.mjs')).href}`, `--test-reporter-destination=${countFile}`];
-    // A test that hangs fails under its own name after TEST_TIMEOUT_MS instead of stalling the run
-    // (the longest test, the fault-injection suite, takes about 200 s at load 20).
-    const timeout = `--test-timeout=${TEST_TIMEOUT_MS}`;
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, timeout, `--test-concurrency=${groupConcurrency}`, ...groupFiles], {
+    let output = '';
+    const child = spawn(process.execPath, ['--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, file], {
       cwd: root,
-      stdio: 'inherit',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so a hung file is stopped with everything it started.
+      detached: true,
     });
-    current = child;
+    running.add(child);
+    child.stdout.setEncoding('utf8').on('data', (d) => (output += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (output += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      signalGroup(child, 'SIGKILL');
+    }, FILE_TIMEOUT_MS);
     child.on('error', (err) => {
-      console.error(`run-tests: could not start ${process.execPath}: ${err.message}`);
-      resolve({ ok: false, counts: null });
+      output += `run-tests: could not start ${process.execPath}: ${err.message}\n`;
     });
-    // 'close' after 'exit': the inherited stdout holds the runner's final summary (tests/pass/fail).
+    // 'close' after 'exit': the pipes hold the reporter's last lines.
     child.on('close', (code, signal) => {
-      current = null;
-      const secs = ((Date.now() - started) / 1000).toFixed(1);
-      if (signal) console.error(`run-tests: the ${name} group's test runner was killed by ${signal}`);
-      console.log(`run-tests: ${name} group ${code === 0 ? 'passed' : 'FAILED'} in ${secs} s`);
+      clearTimeout(timer);
+      running.delete(child);
+      const secs = (Date.now() - started) / 1000;
+      if (timedOut) output += `run-tests: ${file} ran past ${FILE_TIMEOUT_MS / 1000} s and was stopped; the test that hung is the first one not reported above\n`;
+      else if (signal) output += `run-tests: ${file} was killed by ${signal}\n`;
       let counts = null;
       try {
         counts = JSON.parse(fs.readFileSync(countFile, 'utf8'));
       } catch {
-        // no counts: the runner did not finish (the group fails by its exit code)
+        // no counts: the file did not finish (it fails by its exit code)
       }
-      resolve({ ok: code === 0, counts });
+      resolve({ ok: code === 0 && counts !== null, counts, output, secs });
     });
   });
+}
+
+/** Runs one group, `width` files at a time in the given order; resolves with its counts and failures. */
+async function runGroup(name, groupFiles, width) {
+  console.log(`\nrun-tests: ${name} group: ${groupFiles.length} file(s), ${width} at a time`);
+  const started = Date.now();
+  // TEST_TAP_DIR=DIR also writes each group's results as TAP to DIR/<group>.tap (durations, for
+  // comparing runs): each file's TAP, in the order the files ended.
+  const tapDir = process.env.TEST_TAP_DIR ? path.resolve(process.env.TEST_TAP_DIR) : null;
+  const counts = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0]));
+  const failed = [];
+  const tapParts = [];
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < groupFiles.length && !stopping) {
+      const i = next++;
+      const file = groupFiles[i];
+      const tapFile = tapDir ? path.join(countDir, `${name}-${i}.tap`) : null;
+      const r = await runFile(file, path.join(countDir, `${name}-${i}.json`), tapFile);
+      done++;
+      for (const k of COUNT_KEYS) counts[k] += r.counts?.[k] ?? 0;
+      if (!r.ok) failed.push(file);
+      if (tapFile && fs.existsSync(tapFile)) tapParts.push(fs.readFileSync(tapFile, 'utf8'));
+      const verdict = r.ok ? `${r.counts.pass} passed${r.counts.skipped ? `, ${r.counts.skipped} skipped` : ''}` : `FAILED${r.counts ? ` (${r.counts.fail} of ${r.counts.tests})` : ''}`;
+      process.stdout.write(`\n── ${file}: ${verdict}, ${r.secs.toFixed(1)} s [${done}/${groupFiles.length}, ${((Date.now() - started) / 1000).toFixed(0)} s into the ${name} group]\n${r.output}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, groupFiles.length) }, worker));
+  if (tapDir) {
+    fs.mkdirSync(tapDir, { recursive: true });
+    fs.writeFileSync(path.join(tapDir, `${name}.tap`), tapParts.join(''));
+  }
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  const ok = failed.length === 0 && !stopping;
+  console.log(`\nrun-tests: ${name} group ${ok ? 'passed' : 'FAILED'} in ${secs} s: tests ${counts.tests}, pass ${counts.pass}, fail ${counts.fail}${failed.length ? `; failed files: ${failed.join(', ')}` : ''}`);
+  return { ok, counts };
 }
 
 const countDir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-tests-'));
@@ -188,9 +252,9 @@ if (parallel.length > 0) results.push(['parallel', await runGroup('parallel', pa
 if (serial.length > 0 && !stopping) results.push(['serial', await runGroup('serial', serial, 1)]);
 if (stopping) results.push([`stopped by ${stopping}`, { ok: false, counts: null }]);
 fs.rmSync(countDir, { recursive: true, force: true });
-const total = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
-for (const [, r] of results) for (const k of Object.keys(total)) total[k] += r.counts?.[k] ?? 0;
-const failed = results.filter(([, r]) => !r.ok).map(([n]) => n);
+const total = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0]));
+for (const [, r] of results) for (const k of COUNT_KEYS) total[k] += r.counts?.[k] ?? 0;
+const failedGroups = results.filter(([, r]) => !r.ok).map(([n]) => n);
 console.log(`\nrun-tests: both groups: tests ${total.tests}, pass ${total.pass}, fail ${total.fail} (cancelled ${total.cancelled}), skipped ${total.skipped}, todo ${total.todo}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
-console.log(`run-tests: ${failed.length === 0 ? 'all groups passed' : `FAILED: ${failed.join(', ')}`}`);
-process.exitCode = failed.length === 0 ? 0 : 1;
+console.log(`run-tests: ${failedGroups.length === 0 ? 'all groups passed' : `FAILED: ${failedGroups.join(', ')}`}`);
+process.exitCode = failedGroups.length === 0 ? 0 : 1;

@@ -18,7 +18,9 @@ import {
 } from '../../policy/index.js';
 import type { ProcessSupervisor } from '../../process/index.js';
 import { supervisorDebug as debug } from '../../process/debug-log.js';
-import { McpConnection } from './connection.js';
+// The connection (the MCP SDK's client, and zod 4's schemas built as it loads: ~0.1 CPU-s) is
+// imported when a server is first opened, so a core without MCP servers never loads it.
+import type { McpConnection } from './connection.js';
 import { declarationFingerprint } from './declaration.js';
 import { resolveServerEnv, resolveServerHeaders, type McpEnvResolver } from './server-env.js';
 import { McpError } from './errors.js';
@@ -273,7 +275,7 @@ export class McpConnectionManager {
         let pending = this.opening.get(key);
         if (!pending) {
           pending = this.sem.run(async () =>
-            McpConnection.open(
+            (await import('./connection.js')).McpConnection.open(
               {
                 supervisor: this.o.supervisor,
                 declaration: d,

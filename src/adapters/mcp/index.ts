@@ -1,6 +1,6 @@
 // The MCP host: gated connections, bounded discovery, server processes owned as whole trees.
 export { McpConnectionManager, DEFAULT_FAILURE_TTL_MS, DEFAULT_MAX_CONCURRENT, type DiscoveryRequest, type DiscoveryResult, type McpCatalogTool, type McpConnectionManagerOptions, type ServerState, type ServerStatus } from './connection-manager.js';
-export { McpConnection, type CallOptions, type OpenConnectionOptions } from './connection.js';
+export type { McpConnection, CallOptions, OpenConnectionOptions } from './connection.js';
 export { SupervisedStdioTransport, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_LOG_CHARS, type SupervisedStdioOptions } from './stdio-transport.js';
 export { McpError, type McpErrorCode } from './errors.js';
 export { mcpToolName, toolFilter, MAX_TOOL_NAME } from './names.js';
