@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildCatalog } from '../catalog/index.js';
 import { CoreLoadError, formatIssue, loadCore, type CoreSnapshot } from '../core/index.js';
+import { homeRoots, sandboxAvailability, sandboxCommand, type ProcessSupervisor } from '../process/index.js';
 import { git, GitError, gitSucceeds } from './git.js';
 import { securityDiff, type SecurityDiff } from './security-diff.js';
 
@@ -40,7 +41,7 @@ export interface Edit {
 }
 
 export interface Gate {
-  gate: 'core_loads' | 'catalog_resolves';
+  gate: 'core_loads' | 'catalog_resolves' | 'authored_tests';
   ok: boolean;
   detail: string;
 }
@@ -128,8 +129,11 @@ function applyEdit(root: string, rel: string, content: string | null): void {
   }
 }
 
-/** The gates, under the current policy: the candidate core loads and validates, its catalog resolves. */
-async function runGates(candidateDir: string, principal: string): Promise<{ gates: Gate[]; core: CoreSnapshot | null }> {
+/**
+ * The gates, under the current policy: the candidate core loads and validates, its catalog
+ * resolves, and every authored tool's tests pass in the sandbox tier.
+ */
+async function runGates(candidateDir: string, principal: string, supervisor: ProcessSupervisor | null): Promise<{ gates: Gate[]; core: CoreSnapshot | null }> {
   let core: CoreSnapshot;
   try {
     core = await loadCore(candidateDir);
@@ -144,7 +148,67 @@ async function runGates(candidateDir: string, principal: string): Promise<{ gate
   } catch (err) {
     gates.push({ gate: 'catalog_resolves', ok: false, detail: (err as Error).message });
   }
+  gates.push(await authoredTestsGate(core, supervisor));
   return { gates, core };
+}
+
+/** How long one tool's tests may run before they are stopped (and the gate fails). */
+const TOOL_TESTS_TIMEOUT_MS = 60_000;
+const TESTS_OUTPUT_CHARS = 4_000;
+
+/** A tool's tests: `*.test.mjs` and `*.test.js` files directly in its folder (regular files, no links). */
+function toolTestFiles(coreDir: string, toolDir: string): string[] {
+  const dir = path.join(coreDir, toolDir);
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && /\.test\.(mjs|js)$/.test(e.name))
+    .map((e) => e.name)
+    .sort();
+}
+
+/**
+ * Runs each authored tool's tests with `node --test` in the sandbox tier: the tool's folder
+ * read-only, no network, a private /tmp, nothing of the state dir, the home or the live core. The
+ * candidate's code is the agent's, so it never runs outside the sandbox: where the tier is not
+ * usable, or no supervisor owns the tree, the gate fails closed and says why.
+ */
+async function authoredTestsGate(core: CoreSnapshot, supervisor: ProcessSupervisor | null): Promise<Gate> {
+  const suites = core.tools.map((t) => ({ tool: t.name, dir: t.source.dir, files: toolTestFiles(core.dir, t.source.dir) })).filter((s) => s.files.length > 0);
+  if (suites.length === 0) return { gate: 'authored_tests', ok: true, detail: 'no authored tool has tests (*.test.mjs beside its tool.yaml)' };
+  const tier = sandboxAvailability();
+  if (!tier.usable) return { gate: 'authored_tests', ok: false, detail: `the tests of ${suites.map((s) => s.tool).join(', ')} run only in the sandbox tier, which is not usable here: ${tier.reason}` };
+  if (!supervisor) return { gate: 'authored_tests', ok: false, detail: 'no process supervisor was given to own the test processes; they were not run' };
+  const failed: string[] = [];
+  const passed: string[] = [];
+  for (const s of suites) {
+    const dir = path.join(core.dir, s.dir);
+    const cmd = sandboxCommand({
+      command: process.execPath,
+      args: ['--test', '--test-reporter=tap', ...s.files],
+      readOnlyPaths: [dir],
+      writablePaths: [],
+      cwd: dir,
+      network: false,
+      env: { PATH: '/usr/bin:/bin', NODE_OPTIONS: '' },
+      hiddenRoots: homeRoots(),
+    });
+    const tree = supervisor.spawnTree({ ...cmd, artifacts: false, tailChars: TESTS_OUTPUT_CHARS, timeoutMs: TOOL_TESTS_TIMEOUT_MS });
+    const out = await tree.done;
+    if (out.reason === 'exited' && out.exitCode === 0) passed.push(`${s.tool} (${s.files.length} file(s))`);
+    else {
+      const how = out.reason === 'timeout' ? `stopped after ${TOOL_TESTS_TIMEOUT_MS / 1000} s` : out.signal ? `killed by ${out.signal}` : `exit ${out.exitCode}`;
+      failed.push(`${s.tool}: ${how}\n${notOk(out.stdout.tail + out.stderr.tail)}`);
+    }
+  }
+  if (failed.length > 0) return { gate: 'authored_tests', ok: false, detail: failed.join('\n') };
+  return { gate: 'authored_tests', ok: true, detail: `passed in the sandbox tier: ${passed.join(', ')}` };
+}
+
+/** The failing tests of a TAP report (its `not ok` lines and what follows them), else its tail. */
+function notOk(tap: string): string {
+  const lines = tap.split('\n');
+  const at = lines.findIndex((l) => /^\s*not ok /.test(l));
+  return (at >= 0 ? lines.slice(at, at + 12) : lines.slice(-12)).join('\n').trim();
 }
 
 async function reviewHash(repo: string, commit: string, security: SecurityDiff | null): Promise<string> {
@@ -157,7 +221,7 @@ async function reviewHash(repo: string, commit: string, security: SecurityDiff |
  * `evolve/<id>`, the edits applied and committed there, the gates and the security diff worked
  * out. The live core and its branch are not touched.
  */
-export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir: string; principal: string; edits: readonly Edit[] }): Promise<EvolveRun> {
+export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir: string; principal: string; edits: readonly Edit[]; supervisor?: ProcessSupervisor }): Promise<EvolveRun> {
   const repo = await coreRepo(o.live.dir);
   const edits = o.edits.map((e) => ({ path: checkedEditPath(e.path), content: e.content }));
   const worktree = path.join(o.stateDir, 'evolve', o.runId);
@@ -171,7 +235,7 @@ export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir:
   if (changed) await git(worktree, ['commit', '--quiet', '--no-verify', '-m', `evolve ${o.runId}: ${edits.length} edit(s)`]);
   const candidate = (await git(worktree, ['rev-parse', 'HEAD'])).trim();
   const files = await changedFiles(repo.top, repo.head, candidate);
-  const { gates, core } = await runGates(candidateDir, o.principal);
+  const { gates, core } = await runGates(candidateDir, o.principal, o.supervisor ?? null);
   const security = core ? securityDiff(o.live, core) : null;
   return {
     id: o.runId,

@@ -137,7 +137,7 @@ async function start(env: InvokeEnv, edits: readonly Edit[]) {
     env.owner,
     { kind: 'evolver.run', sessionId: env.owner.sessionId, sourceTool: 'evolve_core', summary: `evolve ${env.core.dir}: ${edits.length} edit(s)`, metadata: { edits: edits.map((e) => e.path) } },
     async (t) => {
-      const run = await startRun({ live: env.core as never, runId: t.id, stateDir: env.supervisor.stateDir, principal: env.owner.principal, edits });
+      const run = await startRun({ live: env.core as never, runId: t.id, stateDir: env.supervisor.stateDir, principal: env.owner.principal, edits, supervisor: env.supervisor });
       return { status: 'completed', reason: `run ${run.status}`, logTail: '', childSessionId: null, metadata: run as unknown as Record<string, unknown> };
     },
   );
