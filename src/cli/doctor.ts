@@ -42,6 +42,7 @@ export const DOCTOR_MECHANISMS = [
   'spawnPath',
   'syntaxCheck',
   'schemaPatterns',
+  'evolve',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
@@ -69,6 +70,7 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   spawnPath: 'all',
   syntaxCheck: 'all',
   schemaPatterns: 'all',
+  evolve: 'all',
 };
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to spawnPath's children (started beside the supervisor, not by it). */
@@ -98,6 +100,7 @@ const PROBES: Record<DoctorMechanism, Probe> = {
   spawnPath: async () => (await import('../process/spawn-path-probe.js')).probeSpawnPath({ PATH: '/usr/bin:/bin', SUPERVISOR_SPAWN_ID: spawnPathMarker() }),
   syntaxCheck: async (children) => (await import('../core/module-syntax.js')).probeSyntaxCheck(children),
   schemaPatterns: async () => (await import('../core/input-schema.js')).probeSchemaPatterns(),
+  evolve: async (children) => (await import('../evolve/evolve-probe.js')).probeEvolve(children),
 };
 
 export async function runDoctor(): Promise<DoctorReport> {
