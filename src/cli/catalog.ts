@@ -49,6 +49,8 @@ interface ServerRow {
   tools: number | null;
   /** Listed tools left out of the catalog because their input schema does not compile. */
   dropped: { tool: string; reason: string }[];
+  /** For a connected server: 'new' (started by this discovery) or 'reused' (a live connection joined). */
+  connection: 'new' | 'reused' | null;
 }
 
 export async function runCatalog(argv: string[]): Promise<number> {
@@ -103,8 +105,8 @@ export async function runCatalog(argv: string[]): Promise<number> {
         ? '\nMCP servers (discovered as `run` would, then closed):\n'
         : `\nMCP servers (none started; \`supervisor catalog --discover ${dir}\` connects the approved ones and lists their tools):\n`,
     );
-    const shown = servers.map((r) => ({ ...r, tools: r.tools ?? '-', why: discover ? r.message : nextStep(r) }));
-    cliIo().stdout.write(table(shown, ['server', 'transport', 'granted', 'connect', 'state', 'tools'], 'target'));
+    const shown = servers.map((r) => ({ ...r, tools: r.tools ?? '-', connection: r.connection ?? '-', why: discover ? r.message : nextStep(r) }));
+    cliIo().stdout.write(table(shown, ['server', 'transport', 'granted', 'connect', 'state', 'tools', ...(discover ? ['connection' as const] : [])], 'target'));
     for (const r of shown) if (r.why) cliIo().stdout.write(`  ${displayText(r.server)}: ${displayText(r.why)}\n`);
     // Names and reasons come from the server: through the sanitiser, so no control character reaches the terminal.
     for (const r of shown) for (const x of r.dropped) cliIo().stdout.write(`  ${displayText(r.server)}: tool ${displayText(JSON.stringify(x.tool))} dropped: ${displayText(x.reason)}\n`);
@@ -128,6 +130,7 @@ function serverRow(core: CoreSnapshot, catalog: ResolvedEffectCatalog, d: McpDec
     message: st?.message ?? null,
     tools: st ? (st.state === 'connected' ? catalog.entries.filter((e) => e.source === 'mcp' && e.capability === `mcp.call:${d.name}`).length : 0) : null,
     dropped: st?.dropped ?? [],
+    connection: st?.connection ?? null,
   };
 }
 

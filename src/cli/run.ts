@@ -141,8 +141,8 @@ export async function runRun(argv: string[]): Promise<number> {
   else out.text(`session ${s.id} · core ${s.core.agent.name} (${s.core.revision.slice(0, 12)}) · ${s.catalog.entries.length} tools · runtime ${target.name}\n`);
   // What MCP discovery did before the model runs: each declared server, connected or why not.
   for (const m of s.mcp?.servers ?? []) {
-    if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, ...(m.message ? { message: m.message } : {}) });
-    else out.text(`mcp ${m.server}: ${m.state === 'connected' ? `connected, ${m.tools} tool(s)${m.approval ? ` (connect ${m.approval})` : ''}` : `${m.state} (${m.code}): ${m.message}`}\n`);
+    if (json) line({ type: 'mcp_server', server: m.server, state: m.state, code: m.code, tools: m.tools, approval: m.approval, connection: m.connection, ...(m.message ? { message: m.message } : {}) });
+    else out.text(`mcp ${m.server}: ${m.state === 'connected' ? `connected (${m.connection} connection), ${m.tools} tool(s)${m.approval ? ` (connect ${m.approval})` : ''}` : `${m.state} (${m.code}): ${m.message}`}\n`);
   }
   for (const d of s.droppedTools) {
     if (json) line({ type: 'mcp_tool_dropped', server: d.server, tool: d.tool, reason: d.reason });

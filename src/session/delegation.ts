@@ -11,7 +11,7 @@
 import { buildCatalog, type ResolvedEffectCatalog } from '../catalog/index.js';
 import { DEFAULT_MAX_DELEGATION_DEPTH, type AgentDefinition, type BuiltinToolset, type CoreSnapshot } from '../core/index.js';
 import { AdapterCheckError, type DelegationRequest, type DelegationResult, type Delegator } from '../adapters/adapter-types.js';
-import { McpConnectionManager } from '../adapters/mcp/index.js';
+import type { McpConnectionManager } from '../adapters/mcp/index.js';
 import { EffectRuntime, redactDeep } from '../effects/index.js';
 import { CleanupStack, type ProcessSupervisor } from '../process/index.js';
 import { ApprovalBroker, ApprovalRules, CapabilitySnapshot, intersectGrants, parseCapability, RuleApprover, type ApprovalRequest, type Approver } from '../policy/index.js';
@@ -119,6 +119,8 @@ export interface DelegationContext {
   readonly db: Database;
   readonly sessions: SessionStore;
   readonly supervisor: ProcessSupervisor;
+  /** The root session's MCP connection manager: a child joins a live connection it may use instead of starting its own server. */
+  readonly mcpHost: McpConnectionManager;
   readonly secrets: SecretStore;
   /** This session's task worker: the agent.spawn tasks are its own. */
   readonly tasks: RuntimeTaskWorker;
@@ -324,9 +326,11 @@ export class SessionDelegator implements Delegator {
         const broker = new ApprovalBroker({ approver: new RuleApprover(ApprovalRules.parse({ deny: ctx.deny }), taggedApprover(ctx.fallback, [...ctx.lineage, def.name])) });
         let catalog = buildCatalog({ core, principal: ctx.principal, child: { tools: scope.tools } });
         if (core.mcp.length > 0) {
-          // The child's own connections, closed when it ends (before its task completes).
-          const mcpHost = new McpConnectionManager({ supervisor: ctx.supervisor });
-          opened.defer(() => mcpHost.close());
+          // Through the session's manager: the child's own gate (its grant, its connect approval),
+          // then the parent's live connection when there is one; let go of when the child ends
+          // (before its task completes), so what only the child held stops with it.
+          const mcpHost = ctx.mcpHost;
+          opened.defer(() => mcpHost.releaseSession(child.id));
           const capabilities = catalog.capabilities;
           const mcp = await mcpHost.discover({ sessionId: child.id, principal: ctx.principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(ctx.secrets, capabilities) });
           catalog = buildCatalog({ core, principal: ctx.principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy, child: { tools: scope.tools } });

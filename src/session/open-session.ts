@@ -183,13 +183,19 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   const broker = new ApprovalBroker({ approver: new RuleApprover(rules, fallback) });
   // One store for the session: MCP env secrets it resolves are redacted from every effect's views.
   const secrets = SecretStore.fromCore(core);
-  // The session's MCP servers stop first (whole trees).
-  let mcpHost = new McpConnectionManager({ supervisor });
-  // At close: the newest manager (a catalog resolved again for a turn may have replaced it).
+  // One manager for the session's whole life, shared with its delegated children: a turn whose
+  // core changed discovers again through it, so servers whose declaration did not change keep
+  // their connection, a changed one asks to connect again and replaces its server, and a removed
+  // one closes. The session's MCP servers stop first at close (whole trees).
+  const mcpHost = new McpConnectionManager({ supervisor });
   opened.defer(() => mcpHost.close());
   /** Discovery before the model runs: gated per server by mcp.connect:<server> and its approval. */
   const discover = async (): Promise<DiscoveryResult | null> => {
-    if (core.mcp.length === 0) return null;
+    if (core.mcp.length === 0) {
+      // None declared (any more): the session lets go of what it held; each closes unless shared.
+      await mcpHost.releaseSession(session.id);
+      return null;
+    }
     const capabilities = identityInputFor({ core, principal }).capabilities;
     const found = await mcpHost.discover({ sessionId: session.id, principal, core, capabilities, broker, resolveEnv: mcpSecretResolver(secrets, capabilities) });
     catalog = buildCatalog({ core, principal, mcpTools: found.tools, connectPolicy: found.connectPolicy });
@@ -206,7 +212,7 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   // delegate_task's children: scope, depth and budget worked out from this session's (issue 18).
   const deny = [...(o.rules?.deny ?? [])];
   const delegatorFor = (budget?: DelegationBudget): SessionDelegator =>
-    new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, secrets, tasks, fallback, deny, redact: (text: string): string => effects.redactor()(text), ...(budget ? { budget } : {}) }));
+    new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, mcpHost, secrets, tasks, fallback, deny, redact: (text: string): string => effects.redactor()(text), ...(budget ? { budget } : {}) }));
   const effectsFor = (delegation: SessionDelegator): EffectRuntime =>
     new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
   let delegation = delegatorFor();
@@ -234,8 +240,6 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
     catalog = next.catalog;
     broker.cache.invalidate({ coreRevision: before.revision });
     if (mcpChanged) {
-      await mcpHost.close();
-      mcpHost = new McpConnectionManager({ supervisor });
       mcp = await discover();
     } else if (mcp) {
       catalog = buildCatalog({ core, principal, mcpTools: mcp.tools, connectPolicy: mcp.connectPolicy });

@@ -63,7 +63,7 @@ describe('run, call and catalog', { skip: process.platform !== 'linux' && 'the e
     // The fourth user turn: discovery connected memory before the model ran; create_entities asks
     // (denied without a terminal), read_graph is auto and answers from the real server.
     const server = ev.find((e) => e.type === 'mcp_server');
-    assert.deepEqual([server.server, server.state, server.approval], ['memory', 'connected', 'approved by policy']);
+    assert.deepEqual([server.server, server.state, server.approval, server.connection], ['memory', 'connected', 'approved by policy', 'new']);
     const [create, read] = results.filter((e) => e.tool.startsWith('memory_'));
     assert.deepEqual([create.tool, create.ok, create.code, create.step], ['memory_create_entities', false, 'APPROVAL_DENIED', 5]);
     assert.deepEqual([read.tool, read.ok, read.isError], ['memory_read_graph', true, false]);

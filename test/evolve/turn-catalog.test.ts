@@ -4,11 +4,11 @@
 // promoted, nothing changes. A real session, real Git repository, real tool host.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { approvalDecision, openSession, SessionError, type ApprovalRequest, type Approver } from '../../src/index.js';
 import { chainOf } from '../helpers/store-query.js';
-import { tempDir } from '../helpers/procs.js';
+import { alive, tempDir, waitFor } from '../helpers/procs.js';
 import { AlwaysApprove } from '../helpers/approvers.js';
 import { git, removeRepos, repoCore } from './git-fixture.js';
 
@@ -101,6 +101,44 @@ describe('the catalog is resolved again for the turn after a promotion', { skip:
     }
     const again = chainOf(state.path, s.id).find((e) => e.kind === 'catalog.resolved_again');
     assert.equal(again?.payload.mcp_rediscovered, true);
+  });
+
+  test('one MCP manager for the session: a promotion adding a server starts only it (the other is reused, same process); one removing it stops only it', async () => {
+    const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+    const decl = (name: string) => JSON.stringify({ name, transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect: 'auto', call: 'auto' } });
+    const core = repoCore('name: two-servers\ntoolsets: [evolve]\ngrants: [core.evolve, mcp.connect:memory, mcp.connect:notes]\napproval:\n  default: auto\nmodel: { provider: scripted, script: script.yaml }\n');
+    writeFileSync(join(core, 'script.yaml'), JSON.stringify({ turns: [{ text: 'one' }, { user: 'two' }, { text: 'two' }, { user: 'three' }, { text: 'three' }] }));
+    mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
+    writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), decl('memory'));
+    git(core, 'add', '-A');
+    git(core, 'commit', '--quiet', '-m', 'memory');
+    const s = await openSession({ core, stateDir: state.path, approver: new AlwaysApprove() });
+    const server$ = (name: string) => s.mcp?.servers.find((m) => m.server === name);
+    const evolve = async (edits: { path: string; content: string | null }[]) => {
+      const started = await s.callTool('evolve_core', { action: 'start', edits });
+      const run = JSON.parse(started.ok ? started.views.model.content : '{}').run as string;
+      const promoted = await s.callTool('evolve_core', { action: 'promote', run });
+      assert.ok(promoted.ok && !promoted.isError, JSON.stringify(promoted));
+    };
+    try {
+      await s.runTurn('one');
+      const memoryPid = server$('memory')!.pid!;
+      assert.equal(server$('memory')!.connection, 'new');
+      await evolve([{ path: 'agent/mcp/notes.yaml', content: decl('notes') }]);
+      await s.runTurn('two');
+      assert.deepEqual([server$('memory')!.connection, server$('memory')!.pid], ['reused', memoryPid], 'memory kept its process');
+      assert.equal(server$('notes')!.connection, 'new');
+      const notesPid = server$('notes')!.pid!;
+      assert.ok(alive(notesPid));
+      await evolve([{ path: 'agent/mcp/notes.yaml', content: null }]);
+      await s.runTurn('three');
+      assert.equal(server$('notes'), undefined);
+      await waitFor('the removed server to stop', () => !alive(notesPid), 10_000);
+      assert.deepEqual([server$('memory')!.connection, server$('memory')!.pid], ['reused', memoryPid], 'memory still the same process');
+      assert.ok(alive(memoryPid));
+    } finally {
+      await s.close();
+    }
   });
 
   test('a turn with the core unchanged resolves nothing again', async () => {

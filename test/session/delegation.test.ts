@@ -324,7 +324,7 @@ describe('delegation: delegate_task and agent.spawn', () => {
     }
   });
 
-  test("a child's MCP connections are its own and close when it completes, while the parent's stay open", async () => {
+  test("a child passes its own MCP gate, then joins the parent's live connection (one server process); letting go of it at its end leaves the parent's open", async () => {
     const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
     const core = coreOf({
       agent: { grants: ['agent.spawn', 'mcp.connect:memory', 'mcp.call:memory'] },
@@ -342,13 +342,48 @@ describe('delegation: delegate_task and agent.spawn', () => {
       const db = new Database(join(stateDir, 'supervisor.db'), { readonly: true });
       try {
         const spawns = db.prepare('SELECT status FROM spawns ORDER BY started_at').all() as { status: string }[];
-        // The parent's server (connected at open) and the child's own, which ended with the child.
-        assert.equal(spawns.length, 2, JSON.stringify(spawns));
+        // One server: the parent's (connected at open), which the child's discovery joined; still
+        // open after the child let go of it.
+        assert.equal(spawns.length, 1, JSON.stringify(spawns));
         assert.equal(spawns[0]!.status, 'running', "the parent's connection is still open");
-        assert.notEqual(spawns[1]!.status, 'running', "the child's server tree ended with the child");
         const child = (db.prepare("SELECT child_session_id FROM tasks WHERE kind = 'agent.spawn'").get() as { child_session_id: string }).child_session_id;
         const ev = db.prepare("SELECT payload FROM runtime_events WHERE session_id = ? AND kind = 'effect.completed'").all(child) as { payload: string }[];
         assert.match(ev[0]!.payload, /memory_read_graph/);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  test("a child refused at its own MCP connect gate gets none of the server's tools, although the parent's connection is live", async () => {
+    const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+    const core = coreOf({
+      agent: { grants: ['agent.spawn', 'mcp.connect:memory', 'mcp.call:memory'] },
+      script: script({ tools: [{ name: 'delegate_task', arguments: { agent: 'reader', task: 'read the graph' } }] }, { text: 'parent done' }),
+      agents: { reader: { def: { grants: ['mcp.connect:memory', 'mcp.call:memory'] }, script: script({ tools: [{ name: 'memory_read_graph' }] }, { text: 'read' }) } },
+    });
+    mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
+    writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), yaml({ name: 'memory', transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect: 'prompt', call: 'auto' } }));
+    const stateDir = state();
+    // The operator lets the parent connect and refuses the child (its prompts carry its lineage).
+    const approver = new Recording((r) => !(r.capability === 'mcp.connect:memory' && r.actionSummary.includes('→ reader')));
+    const s = await openSession({ core, stateDir, approver });
+    try {
+      assert.equal(s.mcp?.servers[0]?.state, 'connected');
+      await s.runTurn('go');
+      const childAsked = approver.asked.filter((r) => r.capability === 'mcp.connect:memory' && r.actionSummary.includes('→ reader'));
+      assert.equal(childAsked.length, 1, 'the child was asked for its own connect approval');
+      const db = new Database(join(stateDir, 'supervisor.db'), { readonly: true });
+      try {
+        const child = (db.prepare("SELECT child_session_id FROM tasks WHERE kind = 'agent.spawn'").get() as { child_session_id: string }).child_session_id;
+        // memory_read_graph was not in the child's catalog: the call reached no effect at all.
+        const effects = db.prepare("SELECT kind FROM runtime_events WHERE session_id = ? AND kind LIKE 'effect.%'").all(child);
+        assert.deepEqual(effects, [], 'no effect ran in the child');
+        const ended = db.prepare("SELECT payload FROM runtime_events WHERE session_id = ? AND kind = 'delegation.ended'").get(child) as { payload: string };
+        assert.equal(JSON.parse(ended.payload).used.toolCalls, 0);
+        assert.equal((db.prepare('SELECT COUNT(*) AS n FROM spawns').get() as { n: number }).n, 1, 'no second server');
       } finally {
         db.close();
       }

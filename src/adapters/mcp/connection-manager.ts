@@ -87,6 +87,11 @@ export interface ServerStatus {
   pid: number | null;
   /** How the connect approval was settled this time ('held' when the session already had it). */
   approval: string | null;
+  /**
+   * For a connected server: 'new' when this discovery started it, 'reused' when it joined a live
+   * connection (an earlier turn's, another session's, the parent's of a delegated child).
+   */
+  connection: 'new' | 'reused' | null;
 }
 
 export interface DiscoveryResult {
@@ -199,7 +204,7 @@ export class McpConnectionManager {
   private async gate(req: DiscoveryRequest, d: McpDeclaration, holds: Map<string, string>): Promise<Plan> {
     const fp = declarationFingerprint(d);
     const key = sharingKey(req.principal, req.core.workspace, d.name, fp);
-    const status: ServerStatus = { server: d.name, state: 'denied', code: null, message: null, cached: false, declaration: fp, manifest: null, tools: 0, dropped: [], pid: null, approval: null };
+    const status: ServerStatus = { server: d.name, state: 'denied', code: null, message: null, cached: false, declaration: fp, manifest: null, tools: 0, dropped: [], pid: null, approval: null, connection: null };
     const plan: Plan = { d, fp, key, status };
     const capability = `mcp.connect:${d.name}`;
     // Authority is checked on every discovery: a grant taken away closes the session's hold.
@@ -271,6 +276,7 @@ export class McpConnectionManager {
     try {
       let s = this.shared.get(key);
       if (s && s.conn.closed) s = undefined;
+      status.connection = s ? 'reused' : 'new';
       if (!s) {
         let pending = this.opening.get(key);
         if (!pending) {
@@ -374,7 +380,7 @@ function deny(p: Plan, code: string, message: string): Plan {
 }
 
 function fail(p: Plan, e: McpError, cached: boolean): Plan {
-  Object.assign(p.status, { state: 'failed', code: e.code, message: e.message, cached });
+  Object.assign(p.status, { state: 'failed', code: e.code, message: e.message, cached, connection: null });
   return p;
 }
 
