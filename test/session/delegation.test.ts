@@ -48,6 +48,19 @@ function coreOf(p: Parent): string {
   return makeCore(files);
 }
 
+/** A parent that delegates to `reader`, whose one call is memory_read_graph; both may connect to memory. */
+function readerOfMemory(connect: 'auto' | 'prompt'): string {
+  const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+  const core = coreOf({
+    agent: { grants: ['agent.spawn', 'mcp.connect:memory', 'mcp.call:memory'] },
+    script: script({ tools: [{ name: 'delegate_task', arguments: { agent: 'reader', task: 'read the graph' } }] }, { text: 'parent done' }),
+    agents: { reader: { def: { grants: ['mcp.connect:memory', 'mcp.call:memory'] }, script: script({ tools: [{ name: 'memory_read_graph' }] }, { text: 'read' }) } },
+  });
+  mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
+  writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), yaml({ name: 'memory', transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect, call: 'auto' } }));
+  return core;
+}
+
 describe('delegation: delegate_task and agent.spawn', () => {
   const states: { remove(): void }[] = [];
   const state = (): string => {
@@ -325,14 +338,7 @@ describe('delegation: delegate_task and agent.spawn', () => {
   });
 
   test("a child passes its own MCP gate, then joins the parent's live connection (one server process); letting go of it at its end leaves the parent's open", async () => {
-    const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
-    const core = coreOf({
-      agent: { grants: ['agent.spawn', 'mcp.connect:memory', 'mcp.call:memory'] },
-      script: script({ tools: [{ name: 'delegate_task', arguments: { agent: 'reader', task: 'read the graph' } }] }, { text: 'parent done' }),
-      agents: { reader: { def: { grants: ['mcp.connect:memory', 'mcp.call:memory'] }, script: script({ tools: [{ name: 'memory_read_graph' }] }, { text: 'read' }) } },
-    });
-    mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
-    writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), yaml({ name: 'memory', transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect: 'auto', call: 'auto' } }));
+    const core = readerOfMemory('auto');
     const stateDir = state();
     const s = await openSession({ core, stateDir });
     try {
@@ -358,14 +364,7 @@ describe('delegation: delegate_task and agent.spawn', () => {
   });
 
   test("a child refused at its own MCP connect gate gets none of the server's tools, although the parent's connection is live", async () => {
-    const server = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
-    const core = coreOf({
-      agent: { grants: ['agent.spawn', 'mcp.connect:memory', 'mcp.call:memory'] },
-      script: script({ tools: [{ name: 'delegate_task', arguments: { agent: 'reader', task: 'read the graph' } }] }, { text: 'parent done' }),
-      agents: { reader: { def: { grants: ['mcp.connect:memory', 'mcp.call:memory'] }, script: script({ tools: [{ name: 'memory_read_graph' }] }, { text: 'read' }) } },
-    });
-    mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
-    writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), yaml({ name: 'memory', transport: { type: 'stdio', command: process.execPath, args: [server], cwd: '.' }, approval: { connect: 'prompt', call: 'auto' } }));
+    const core = readerOfMemory('prompt');
     const stateDir = state();
     // The operator lets the parent connect and refuses the child (its prompts carry its lineage).
     const approver = new Recording((r) => !(r.capability === 'mcp.connect:memory' && r.actionSummary.includes('→ reader')));

@@ -5,12 +5,12 @@
 // the live stream's reconnects miss nothing.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { Page, Response } from 'playwright-core';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { CLI, markedPids, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store, waitForStore } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store, backgroundTaskCore, runStore, startRun } from './web-fixture.js';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 
@@ -53,15 +53,9 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
       'script.yaml': 'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "sh wait-go.sh" } }\n  - tool_calls:\n      - { name: terminal, arguments: { command: "touch marker" } }\n  - text: done\n',
     });
     c.add(() => removeTempCores());
-    const run = spawn(process.execPath, [CLI, 'run', core, '--json', '--approve', 'terminal:sh wait-go.sh', '--await-approval', '110', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    run.stdout.on('data', (d) => (out += d));
-    run.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => run.once('close', r));
-    c.add(() => void run.kill('SIGKILL'));
+    const run = startRun(c, core, ['--approve', 'terminal:sh wait-go.sh', '--await-approval', '110'], dir);
     // The store exists once the run has started; the page is opened before or after the request.
-    const db = await waitForStore(dir, REACH_MS);
-    c.add(() => void db.close());
+    const db = await runStore(c, dir, REACH_MS);
     const web = await startWeb(c, dir);
     const ctx = await browser(c);
     const page = await ctx.newPage();
@@ -82,9 +76,9 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     await page.locator('article.approval[data-status="approved"] .outcome').waitFor();
     assert.match(await page.locator('.outcome').innerText(), /You approved it/);
     assert.equal(await page.locator('main').getAttribute('data-state-loads'), '1', 'the request came over the live stream, no reload');
-    assert.equal(await exited, 0, out);
+    assert.equal(await run.exited, 0, run.output());
     assert.equal(spawnSync('test', ['-e', `${core}/marker`]).status, 0, 'the run went on and ran the command');
-    const results = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; ok?: boolean }).filter((e) => e.type === 'tool_result');
+    const results = run.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; ok?: boolean }).filter((e) => e.type === 'tool_result');
     assert.deepEqual(results.map((e) => e.ok), [true, true], 'the waiting command, then the approved one');
     const id = (await page.locator('article.approval').getAttribute('data-approval'))!;
     const row = statusOf(db, id);
@@ -201,20 +195,9 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
 
   test("a session's page: its task's log streams live, its timeline shows the tool call, audit verify names a broken event", async () => {
     const dir = stateDir(c);
-    const core = makeCore({
-      'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
-      'script.yaml':
-        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo line 1; while [ ! -e go ]; do sleep 0.1; done; echo line 2", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
-    });
-    c.add(() => removeTempCores());
-    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    run.stdout.on('data', (d) => (out += d));
-    run.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => run.once('close', r));
-    c.add(() => void run.kill('SIGKILL'));
-    const db = await waitForStore(dir, REACH_MS);
-    c.add(() => void db.close());
+    const core = backgroundTaskCore(c, 'echo line 1; while [ ! -e go ]; do sleep 0.1; done; echo line 2');
+    const run = startRun(c, core, ['--approve', 'terminal'], dir);
+    const db = await runStore(c, dir, REACH_MS);
     const web = await startWeb(c, dir);
     const ctx = await browser(c);
     const page = await ctx.newPage();
@@ -229,7 +212,7 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     assert.equal(await page.locator('#tasks li[data-task]').first().getAttribute('data-status'), 'running');
     writeFileSync(join(core, 'go'), '');
     await page.waitForFunction(() => /line 2/.test(document.getElementById('log')!.textContent ?? ''), undefined, { timeout: 30_000 });
-    assert.equal(await exited, 0, out);
+    assert.equal(await run.exited, 0, run.output());
     await page.locator('#timeline li').first().waitFor();
     assert.ok((await page.locator('#timeline').innerText()).includes('terminal'), 'the timeline shows the tool call');
     await page.getByRole('button', { name: 'Verify audit chain' }).click();
@@ -243,20 +226,9 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
 
   test('a running task cancelled from the page: the run stops its whole tree and goes on', async () => {
     const dir = stateDir(c);
-    const core = makeCore({
-      'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
-      'script.yaml':
-        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "echo started; sleep 300", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
-    });
-    c.add(() => removeTempCores());
-    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    run.stdout.on('data', (d) => (out += d));
-    run.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => run.once('close', r));
-    c.add(() => void run.kill('SIGKILL'));
-    const db = await waitForStore(dir, REACH_MS);
-    c.add(() => void db.close());
+    const core = backgroundTaskCore(c, 'echo started; sleep 300');
+    const run = startRun(c, core, ['--approve', 'terminal'], dir);
+    const db = await runStore(c, dir, REACH_MS);
     const web = await startWeb(c, dir);
     const ctx = await browser(c);
     const page = await ctx.newPage();
@@ -269,7 +241,7 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     await waitFor('the tree running', () => markedPids(spawnId).length > 0 || null, REACH_MS);
     await task.getByRole('button', { name: `cancel task ${id}` }).click();
     await page.locator(`#tasks li[data-task="${id}"][data-status="cancelled"]`).waitFor({ timeout: 30_000 });
-    assert.equal(await exited, 0, out);
+    assert.equal(await run.exited, 0, run.output());
     assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
   });
 

@@ -5,10 +5,9 @@
 // from the tree.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
-import { CLI, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, waitForStore } from './web-fixture.js';
+import { waitFor } from '../helpers/procs.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, runStore, startRun } from './web-fixture.js';
 
 declare const document: any;
 
@@ -34,14 +33,8 @@ describe('the delegation tree on the operator page', { skip: NO_BROWSER }, () =>
       'leaf.yaml': j({ turns: [{ tool_calls: [{ name: 'terminal', arguments: { command: 'touch leaf-ran' } }] }, { text: 'done' }] }),
     });
     c.add(() => removeTempCores());
-    const run = spawn(process.execPath, [CLI, 'run', core, '--await-approval', '110', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    run.stdout.on('data', (d) => (out += d));
-    run.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => run.once('close', r));
-    c.add(() => void run.kill('SIGKILL'));
-    const db = await waitForStore(dir, REACH_MS);
-    c.add(() => void db.close());
+    const run = startRun(c, core, ['--await-approval', '110'], dir);
+    const db = await runStore(c, dir, REACH_MS);
     await waitFor('the leaf asking', () => db.prepare("SELECT 1 FROM pending_approvals WHERE status = 'pending'").get(), REACH_MS);
     const [root, middle, leaf] = db.prepare('SELECT id FROM sessions ORDER BY created_at, rowid').pluck().all() as string[];
     assert.ok(root && middle && leaf, 'three sessions');
@@ -69,7 +62,7 @@ describe('the delegation tree on the operator page', { skip: NO_BROWSER }, () =>
     await page.locator(`#delegations li[data-child-session="${leaf}"][data-status="completed"]`).waitFor({ timeout: REACH_MS });
     await page.locator(`#delegations > li[data-child-session="${middle}"][data-status="completed"]`).waitFor({ timeout: REACH_MS });
     assert.equal(await page.locator('main').getAttribute('data-state-loads'), '1', 'no reload');
-    assert.equal(await exited, 0, out);
+    assert.equal(await run.exited, 0, run.output());
 
     // A child's own session opens from the tree, with its own delegation below it.
     await page.getByRole('button', { name: `open child session ${middle}` }).click();

@@ -11,6 +11,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { openStore, PendingApprovalStore, SessionStore, type Database, type PendingApproval } from '../../src/store/index.js';
 import { localPrincipal } from '../../src/session/principal.js';
 import { CLI } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** Why the browser tests skip, or false: they need Debian's chromium (.ci/run installs it). */
@@ -148,4 +149,37 @@ export async function waitForStore(dir: string, timeoutMs: number): Promise<Data
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+}
+
+/** A real `supervisor run` with --json on `dir`, killed at cleanup; what it printed and how it ended. */
+export interface LiveRun {
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+export function startRun(c: Cleanup, core: string, args: readonly string[], dir: string): LiveRun {
+  const run = spawn(process.execPath, [CLI, 'run', core, ...args, '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  run.stdout!.on('data', (d) => (out += d));
+  run.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => run.once('close', r));
+  c.add(() => void run.kill('SIGKILL'));
+  return { output: () => out, exited };
+}
+
+/** A core whose first model turn starts `command` as a background terminal task and then waits for it. */
+export function backgroundTaskCore(c: Cleanup, command: string): string {
+  const core = makeCore({
+    'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+    'script.yaml': `turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: ${JSON.stringify(command)}, background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n`,
+  });
+  c.add(() => removeTempCores());
+  return core;
+}
+
+/** The run's store once it exists (closed at cleanup). */
+export async function runStore(c: Cleanup, dir: string, timeoutMs: number): Promise<Database> {
+  const db = await waitForStore(dir, timeoutMs);
+  c.add(() => void db.close());
+  return db;
 }

@@ -5,10 +5,9 @@
 // `supervisor ps` lists the same tree from the same view.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { spawnSync } from 'node:child_process';
 import { alive, CLI, markedPids, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, waitForStore } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, backgroundTaskCore, runStore, startRun } from './web-fixture.js';
 import { readStat } from '../../src/process/linux/procfs.js';
 
 declare const document: any;
@@ -22,20 +21,9 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
 
   test('a task tree with an escapee is listed live; Cancel stops it and it leaves the open page; its processes are gone', async () => {
     const dir = stateDir(c);
-    const core = makeCore({
-      'agent.yaml': 'name: t\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
-      'script.yaml':
-        'turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: "setsid sleep 301 & sleep 302", background: true } }\n  - tool_calls:\n      - { name: yield_until, arguments: { timeout_seconds: 110 } }\n  - text: done\n',
-    });
-    c.add(() => removeTempCores());
-    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'terminal', '--json', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    run.stdout.on('data', (d) => (out += d));
-    run.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => run.once('close', r));
-    c.add(() => void run.kill('SIGKILL'));
-    const db = await waitForStore(dir, REACH_MS);
-    c.add(() => void db.close());
+    const core = backgroundTaskCore(c, 'setsid sleep 301 & sleep 302');
+    const run = startRun(c, core, ['--approve', 'terminal'], dir);
+    const db = await runStore(c, dir, REACH_MS);
     const web = await startWeb(c, dir);
     const ctx = await browser(c);
     const page = await ctx.newPage();
@@ -92,6 +80,6 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
     assert.equal(await page.locator('#app').getAttribute('data-state-loads'), loads, 'the page was not reloaded');
     assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
-    assert.equal(await exited, 0, out);
+    assert.equal(await run.exited, 0, run.output());
   });
 });
