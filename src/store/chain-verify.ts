@@ -12,14 +12,7 @@ export type ChainVerification =
   | { ok: true; sessionId: string; count: number; head: string | null }
   | { ok: false; sessionId: string; seq: number; field: ChainBreakField; detail: string };
 
-interface EventRow {
-  seq: number;
-  kind: string;
-  at: number;
-  payload: string;
-  prev_hash: string;
-  hash: string;
-}
+type EventRow = ChainEventRow;
 
 // Diagnosis of a renumbered event tries other seqs near the stored one; bounded so a hostile
 // store cannot make verification run for hours (the break is reported either way).
@@ -64,14 +57,61 @@ export function verifyAllChains(db: Database): ChainVerification[] {
   return auditedSessionIds(db).map((id) => verifyChain(db, id));
 }
 
+/**
+ * What verification asks of a store besides the events themselves, so one verifier serves the
+ * SQLite store and the PostgreSQL control plane alike (each answers from its own snapshot).
+ */
+export interface ChainLookups {
+  /** The head row as stored, if any. */
+  head(): { seq: number; hash: string } | undefined;
+  /** Whether the session's own row exists. */
+  sessionRowExists(): boolean;
+  /** prev_hash of the event stored at `seq`, if any. */
+  prevHashAt(seq: number): string | undefined;
+  /** The highest seq named by an event or by the head, or null when there is neither. */
+  topSeq(): number | null;
+}
+
+/** One stored event as verification reads it (the columns of runtime_events). */
+export interface ChainEventRow {
+  seq: number;
+  kind: string;
+  at: number;
+  payload: string;
+  prev_hash: string;
+  hash: string;
+}
+
 function verifyInSnapshot(db: Database, sessionId: string): ChainVerification {
+  const rows = db
+    .prepare('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = ? ORDER BY seq')
+    .iterate(sessionId) as IterableIterator<EventRow>;
+  return verifyChainEvents(sessionId, rows, sqliteLookups(db, sessionId));
+}
+
+function sqliteLookups(db: Database, sessionId: string): ChainLookups {
+  return {
+    head: () => db.prepare('SELECT seq, hash FROM chain_heads WHERE session_id = ?').get(sessionId) as { seq: number; hash: string } | undefined,
+    sessionRowExists: () => db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) !== undefined,
+    prevHashAt: (seq) => db.prepare('SELECT prev_hash FROM runtime_events WHERE session_id = ? AND seq = ?').pluck().get(sessionId, seq) as string | undefined,
+    topSeq: () =>
+      db
+        .prepare('SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM runtime_events WHERE session_id = @id UNION ALL SELECT seq FROM chain_heads WHERE session_id = @id)')
+        .pluck()
+        .get({ id: sessionId }) as number | null,
+  };
+}
+
+/**
+ * Verifies one session's events (in seq order, as stored) against its head: the engine-neutral
+ * part of verifyChain. The caller reads `rows` and answers `lookups` from one consistent snapshot.
+ * Lookups are asked only after `rows` was left (a SQLite iterator holds the connection).
+ */
+export function verifyChainEvents(sessionId: string, rows: Iterable<ChainEventRow>, lookups: ChainLookups): ChainVerification {
   const fail = (seq: number, field: ChainBreakField, detail: string): ChainVerification => ({ ok: false, sessionId, seq, field, detail });
   let expectedSeq = 1;
   let expectedPrev = genesisHash(sessionId);
   let broken: EventRow | undefined;
-  const rows = db
-    .prepare('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = ? ORDER BY seq')
-    .iterate(sessionId) as IterableIterator<EventRow>;
   for (const row of rows) {
     const intact =
       row.seq === expectedSeq &&
@@ -86,17 +126,16 @@ function verifyInSnapshot(db: Database, sessionId: string): ChainVerification {
     expectedSeq++;
   }
   if (broken) {
-    const d = diagnose(db, sessionId, broken, expectedSeq, expectedPrev);
+    const d = diagnose(lookups, sessionId, broken, expectedSeq, expectedPrev);
     return fail(d.seq, d.field, d.detail);
   }
 
   const count = expectedSeq - 1;
-  const head = db.prepare('SELECT seq, hash FROM chain_heads WHERE session_id = ?').get(sessionId) as { seq: number; hash: string } | undefined;
+  const head = lookups.head();
   if (!head) {
     if (count === 0) {
       // SessionStore writes session.created with the session row, so a session without events lost them.
-      const hasRow = db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(sessionId) !== undefined;
-      if (hasRow) return fail(1, 'missing', 'the session exists but its chain is empty and it has no head: every event and the head were deleted');
+      if (lookups.sessionRowExists()) return fail(1, 'missing', 'the session exists but its chain is empty and it has no head: every event and the head were deleted');
       return { ok: true, sessionId, count: 0, head: null };
     }
     return fail(count, 'head', `the chain has ${count} event(s) but its head row is missing: the head was deleted`);
@@ -120,10 +159,10 @@ interface Diagnosis {
   detail: string;
 }
 
-function diagnose(db: Database, sessionId: string, row: EventRow, expectedSeq: number, expectedPrev: string): Diagnosis {
+function diagnose(lookups: ChainLookups, sessionId: string, row: EventRow, expectedSeq: number, expectedPrev: string): Diagnosis {
   const selfHash = (prev: string, seq: number) => eventHash(prev, sessionId, seq, row.kind, row.at, row.payload);
   const consistent = selfHash(row.prev_hash, row.seq) === row.hash;
-  const writtenAs = consistent ? null : originalSeq(db, sessionId, row, selfHash);
+  const writtenAs = consistent ? null : originalSeq(lookups, row, selfHash);
 
   if (row.seq < expectedSeq) {
     return {
@@ -157,8 +196,8 @@ function diagnose(db: Database, sessionId: string, row: EventRow, expectedSeq: n
   }
   // Contents versus hash: if the next event (or the head) still links to the stored hash, the hash
   // is original and the kind, at or payload columns were edited.
-  const next = db.prepare('SELECT prev_hash FROM runtime_events WHERE session_id = ? AND seq = ?').pluck().get(sessionId, row.seq + 1) as string | undefined;
-  const linked = next ?? (db.prepare('SELECT hash FROM chain_heads WHERE session_id = ?').pluck().get(sessionId) as string | undefined);
+  const next = lookups.prevHashAt(row.seq + 1);
+  const linked = next ?? lookups.head()?.hash;
   if (linked === row.hash) {
     return {
       seq: row.seq,
@@ -170,8 +209,8 @@ function diagnose(db: Database, sessionId: string, row: EventRow, expectedSeq: n
 }
 
 /** The seq this event was hashed at, if it is not where it is stored now (renumbering, swaps). */
-function originalSeq(db: Database, sessionId: string, row: EventRow, selfHash: (prev: string, seq: number) => string): number | null {
-  const top = db.prepare('SELECT MAX(m) FROM (SELECT MAX(seq) AS m FROM runtime_events WHERE session_id = @id UNION ALL SELECT seq FROM chain_heads WHERE session_id = @id)').pluck().get({ id: sessionId }) as number | null;
+function originalSeq(lookups: ChainLookups, row: EventRow, selfHash: (prev: string, seq: number) => string): number | null {
+  const top = lookups.topSeq();
   const limit = Math.max(top ?? 0, row.seq) + 1;
   let probes = 0;
   for (let d = 1; probes < MAX_RENUMBER_PROBES && (row.seq - d >= 1 || row.seq + d <= limit); d++) {
