@@ -18,3 +18,4 @@ export {
 export { CleanupStack } from './cleanup-stack.js';
 export { observeTrees, type ObservedProcess, type RecordedTree } from './tree-observer.js';
 export type { ProcessUsage } from './platform.js';
+export { ownProcessIdentity, type OwnProcessIdentity } from './own-identity.js';
