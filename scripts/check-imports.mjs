@@ -25,7 +25,8 @@ const LAYERS = [
   ['core', 'policy'],
   // Background tasks run trees (process) and keep rows (store); adapters and the CLI drive them.
   ['tasks'],
-  ['process', 'ipc', 'net', 'store'],
+  // control-plane: the PostgreSQL control plane (members, leases, claims); beside store, whose chain it shares.
+  ['process', 'ipc', 'net', 'store', 'control-plane'],
   ['redaction'],
   ['native-helpers'],
 ];
@@ -43,6 +44,9 @@ const SIBLING_IMPORTS = new Set([
   // The evolution runtime's gate resolves the candidate's catalog with the catalog's own builder;
   // the catalog never imports evolve.
   'evolve→catalog',
+  // The PostgreSQL control plane hashes and verifies its audit chain with the store's own code (one
+  // definition of a chain); store never imports control-plane.
+  'control-plane→store',
 ]);
 const CHAIN = LAYERS.map((l) => l.join(', ')).join(' → ');
 const RANK = new Map();

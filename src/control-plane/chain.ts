@@ -1,0 +1,113 @@
+// The per-session audit chain on PostgreSQL. Hashing, canonical JSON and verification are the
+// SQLite store's own functions (store/event-chain.ts, store/chain-verify.ts): the two engines keep
+// one definition of a chain. What differs is how the chain stays linear when several members append
+// at once: the head row is locked (SELECT … FOR UPDATE) inside the appending transaction, so the
+// next append waits for this one to commit and then extends the head it left.
+import type pg from 'pg';
+import { eventHash, genesisHash, prepareEvent, type AppendedEvent } from '../store/event-chain.js';
+import { verifyChainEvents, type ChainEventRow, type ChainVerification } from '../store/chain-verify.js';
+import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from '../store/store-errors.js';
+import type { ControlPlanePool } from './connect.js';
+
+export interface NewChainEvent {
+  kind: string;
+  payload: unknown;
+  at?: number;
+}
+
+function prepareAll(events: readonly NewChainEvent[]): { kind: string; at: number; payloadJson: string }[] {
+  const now = Date.now();
+  return events.map((e, i) => {
+    try {
+      const at = e.at ?? now;
+      return { kind: e.kind, at, payloadJson: prepareEvent(e.kind, e.payload, at) };
+    } catch (err) {
+      if (err instanceof StoreInputError) throw new StoreInputError(`events[${i}].${err.field}`, err.reason, { cause: err });
+      throw err;
+    }
+  });
+}
+
+/**
+ * Appends events to a session's chain inside the caller's transaction (`c` has run BEGIN). Only
+ * `opening` (the session's creation) may start a chain from the genesis hash. Payloads are durable
+ * views, already redacted.
+ */
+export async function appendChainEvents(c: pg.PoolClient, sessionId: string, events: readonly NewChainEvent[], opening = false): Promise<AppendedEvent[]> {
+  const prepared = prepareAll(events);
+  if (prepared.length === 0) return [];
+  const head = await c.query<{ seq: number; hash: string }>('SELECT seq, hash FROM chain_heads WHERE session_id = $1 FOR UPDATE', [sessionId]);
+  let seq: number;
+  let prevHash: string;
+  const h = head.rows[0];
+  if (h && !opening) {
+    seq = h.seq;
+    prevHash = h.hash;
+  } else {
+    const exists = await c.query('SELECT 1 FROM sessions WHERE id = $1', [sessionId]);
+    if (!exists.rowCount) throw new SessionNotFoundError(sessionId, 'no session row and no chain head on the control plane');
+    if (!opening) throw new ChainInconsistentError(sessionId, 'it has no head row on the control plane');
+    if (h) throw new ChainInconsistentError(sessionId, 'it was opened already');
+    seq = 0;
+    prevHash = genesisHash(sessionId);
+  }
+  const out: AppendedEvent[] = [];
+  for (const e of prepared) {
+    seq++;
+    const hash = eventHash(prevHash, sessionId, seq, e.kind, e.at, e.payloadJson);
+    await c.query('INSERT INTO runtime_events (session_id, seq, kind, at, payload, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      sessionId,
+      seq,
+      e.kind,
+      e.at,
+      e.payloadJson,
+      prevHash,
+      hash,
+    ]);
+    out.push({ sessionId, seq, kind: e.kind, at: e.at, prevHash, hash });
+    prevHash = hash;
+  }
+  const last = out[out.length - 1]!;
+  await c.query(
+    `INSERT INTO chain_heads (session_id, seq, hash, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, updated_at = excluded.updated_at`,
+    [sessionId, last.seq, last.hash, last.at],
+  );
+  return out;
+}
+
+/**
+ * Verifies one session's chain on the control plane with the SQLite store's verifier, over one
+ * REPEATABLE READ snapshot (a member appending meanwhile cannot move the head between the reads).
+ * Throws SessionNotFoundError if the control plane has no trace of the session.
+ */
+export async function verifyControlPlaneChain(pool: ControlPlanePool, sessionId: string): Promise<ChainVerification> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const events = await c.query<ChainEventRow>('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = $1 ORDER BY seq', [sessionId]);
+    const head = (await c.query<{ seq: number; hash: string }>('SELECT seq, hash FROM chain_heads WHERE session_id = $1', [sessionId])).rows[0];
+    const rowExists = ((await c.query('SELECT 1 FROM sessions WHERE id = $1', [sessionId])).rowCount ?? 0) > 0;
+    await c.query('COMMIT');
+    if (!rowExists && !head && events.rows.length === 0) throw new SessionNotFoundError(sessionId);
+    const prevBySeq = new Map(events.rows.map((r) => [r.seq, r.prev_hash]));
+    const top = events.rows.reduce((m, r) => Math.max(m, r.seq), head?.seq ?? 0);
+    return verifyChainEvents(sessionId, events.rows, {
+      head: () => head,
+      sessionRowExists: () => rowExists,
+      prevHashAt: (seq) => prevBySeq.get(seq),
+      topSeq: () => (top === 0 && !head ? null : top),
+    });
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    c.release();
+  }
+}
+
+/** Ids of every session the control plane has a trace of (row, head or event), in order. */
+export async function controlPlaneSessionIds(pool: ControlPlanePool): Promise<string[]> {
+  const r = await pool.query<{ id: string }>('SELECT id FROM sessions UNION SELECT session_id FROM chain_heads UNION SELECT session_id FROM runtime_events ORDER BY 1');
+  return r.rows.map((x) => x.id);
+}

@@ -1,0 +1,12 @@
+// The PostgreSQL control plane (issue 21, first slice): members with heartbeats, leases with
+// fencing epochs, a SKIP LOCKED work queue with rescue counters, and the per-session audit chain.
+// It sits beside store/ (it reuses the chain's hashing and verifier) and below process/: the
+// member's identity and what to do when it fences itself are passed in.
+export { openPool, checkUrl, redactUrl, inTransaction, type ControlPlanePool, type PoolOptions } from './connect.js';
+export { ControlPlaneError, OwnershipLostError, MemberFencedError } from './errors.js';
+export { migrateControlPlane, CONTROL_PLANE_MIGRATIONS, type ControlPlaneMigration } from './migrations.js';
+export { ControlPlaneMember, MAX_LEASE_MS, type MemberIdentity, type MemberOptions } from './member.js';
+export { fenceRow, fencedUpdate, reclaimExpiredMembers, type Lease, type OwnedTable, type ReclaimedMember, type ReclaimedTask } from './leases.js';
+export { appendChainEvents, verifyControlPlaneChain, controlPlaneSessionIds, type NewChainEvent } from './chain.js';
+export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession } from './sessions.js';
+export { enqueueTask, claimTask, recordTaskEvent, finishTask, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask } from './work-queue.js';

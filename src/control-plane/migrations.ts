@@ -1,0 +1,135 @@
+// The control plane's schema, as numbered migrations applied in order, each in its own transaction
+// (as the SQLite store does). Several members may start at once against a fresh database: an
+// advisory lock makes one of them migrate while the others wait and then find nothing to do.
+//
+// Table names follow the SQLite store where the meaning is the same (sessions, tasks,
+// runtime_events, chain_heads), so a later slice can move the rest of the store beside them.
+// Timestamps the lease logic compares are the server's (clock_timestamp()), never a member's clock.
+import { ControlPlaneError } from './errors.js';
+import { inTransaction, type ControlPlanePool } from './connect.js';
+
+export interface ControlPlaneMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
+  {
+    version: 1,
+    name: 'members',
+    sql: `
+      CREATE TABLE members (
+        id text PRIMARY KEY,
+        host_id text NOT NULL,
+        boot_id text NOT NULL,
+        pid integer NOT NULL,
+        start_marker text NOT NULL,
+        status text NOT NULL DEFAULT 'alive' CHECK (status IN ('alive', 'dead', 'left')),
+        joined_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        heartbeat_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        lease_ms integer NOT NULL CHECK (lease_ms > 0),
+        lease_expires_at timestamptz NOT NULL,
+        ended_at timestamptz,
+        end_reason text
+      );
+      CREATE INDEX members_alive_by_expiry ON members (lease_expires_at) WHERE status = 'alive';`,
+  },
+  {
+    version: 2,
+    name: 'sessions and the audit chain',
+    sql: `
+      CREATE TABLE sessions (
+        id text PRIMARY KEY,
+        owner_member text REFERENCES members (id),
+        epoch bigint NOT NULL DEFAULT 1,
+        status text NOT NULL CHECK (status IN ('running', 'ended', 'interrupted')),
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        ended_at timestamptz,
+        end_reason text
+      );
+      CREATE INDEX sessions_running_by_owner ON sessions (owner_member) WHERE status = 'running';
+      -- No foreign keys on the chain: audit verify must still see events whose session row was deleted.
+      CREATE TABLE runtime_events (
+        session_id text NOT NULL,
+        seq bigint NOT NULL CHECK (seq >= 1),
+        kind text NOT NULL,
+        at bigint NOT NULL,
+        payload text NOT NULL,
+        prev_hash text NOT NULL,
+        hash text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE chain_heads (
+        session_id text PRIMARY KEY,
+        seq bigint NOT NULL,
+        hash text NOT NULL,
+        updated_at bigint NOT NULL
+      );`,
+  },
+  {
+    version: 3,
+    name: 'tasks as a work queue, with attempts',
+    sql: `
+      CREATE TABLE tasks (
+        id text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions (id),
+        kind text NOT NULL,
+        input text NOT NULL,
+        status text NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'interrupted')),
+        owner_member text REFERENCES members (id),
+        epoch bigint NOT NULL DEFAULT 0,
+        attempts integer NOT NULL DEFAULT 0,
+        rescues integer NOT NULL DEFAULT 0,
+        max_rescues integer NOT NULL CHECK (max_rescues >= 0),
+        result text,
+        reason text,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        claimed_at timestamptz,
+        ended_at timestamptz
+      );
+      CREATE INDEX tasks_queued_in_order ON tasks (created_at, id) WHERE status = 'queued';
+      CREATE INDEX tasks_running_by_owner ON tasks (owner_member) WHERE status = 'running';
+      CREATE TABLE task_attempts (
+        task_id text NOT NULL REFERENCES tasks (id),
+        attempt integer NOT NULL,
+        member_id text NOT NULL REFERENCES members (id),
+        epoch bigint NOT NULL,
+        status text NOT NULL CHECK (status IN ('running', 'succeeded', 'failed', 'interrupted')),
+        started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        ended_at timestamptz,
+        reason text,
+        PRIMARY KEY (task_id, attempt)
+      );`,
+  },
+];
+
+// Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.
+const MIGRATION_LOCK = 0x7375706572;
+
+/** Applies every migration the database lacks, in order; returns the versions applied now. */
+export async function migrateControlPlane(pool: ControlPlanePool): Promise<number[]> {
+  await pool.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`).catch((err: { code?: string }) => {
+    // Two members creating it at the same moment: the loser sees a unique violation on the catalog.
+    if (err.code !== '23505' && err.code !== '42P07') throw err;
+  });
+  const applied: number[] = [];
+  for (const m of CONTROL_PLANE_MIGRATIONS) {
+    const ran = await inTransaction(pool, async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      const done = await c.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
+      if (done.rowCount) return false;
+      await c.query(m.sql);
+      await c.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      return true;
+    });
+    if (ran) applied.push(m.version);
+  }
+  const newest = await pool.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+  const known = CONTROL_PLANE_MIGRATIONS[CONTROL_PLANE_MIGRATIONS.length - 1]!.version;
+  if ((newest.rows[0]?.v ?? 0) > known) {
+    throw new ControlPlaneError('CONTROL_PLANE_TOO_NEW', `the control plane's schema is at version ${newest.rows[0]!.v}, newer than this supervisor knows (${known}); upgrade this supervisor`);
+  }
+  return applied;
+}

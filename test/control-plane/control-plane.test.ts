@@ -1,0 +1,272 @@
+// The PostgreSQL control plane against a real throwaway cluster: migrations, members and their
+// heartbeats, fencing epochs, self-fencing, SKIP LOCKED claims, rescues, and the audit chain under
+// concurrent appends (verified with the SQLite store's own verifier).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createServer } from 'node:net';
+import {
+  ControlPlaneMember,
+  ControlPlaneError,
+  MemberFencedError,
+  OwnershipLostError,
+  appendAsOwner,
+  appendChainEvents,
+  claimTask,
+  createOwnedSession,
+  createSharedSession,
+  enqueueTask,
+  fencedUpdate,
+  finishTask,
+  inTransaction,
+  migrateControlPlane,
+  openPool,
+  recordTaskEvent,
+  verifyControlPlaneChain,
+  type ControlPlanePool,
+  type MemberOptions,
+} from '../../src/control-plane/index.js';
+import { ownProcessIdentity } from '../../src/process/index.js';
+import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
+
+const skip = pgUnavailableReason() ?? false;
+
+describe('PostgreSQL control plane', { skip }, () => {
+  let cluster: PgCluster;
+  const pools: ControlPlanePool[] = [];
+  const members: ControlPlaneMember[] = [];
+  let dbCount = 0;
+
+  before(async () => {
+    cluster = await startPgCluster();
+  });
+  after(async () => {
+    for (const m of members) m.stopTimers();
+    for (const p of pools) await p.end().catch(() => {});
+    await cluster?.stop();
+  });
+
+  /** A fresh database with the control plane's schema, and a pool on it. */
+  async function freshPlane(): Promise<{ url: string; pool: ControlPlanePool }> {
+    const url = await cluster.createDatabase(`cp_${++dbCount}`);
+    const pool = await openPool(url, { max: 8 });
+    pools.push(pool);
+    await migrateControlPlane(pool);
+    return { url, pool };
+  }
+
+  async function join(pool: ControlPlanePool, opts: MemberOptions = {}): Promise<ControlPlaneMember> {
+    const m = await ControlPlaneMember.join(pool, ownProcessIdentity(), { reclaimEveryMs: 0, ...opts });
+    members.push(m);
+    return m;
+  }
+
+  /** Makes a member's lease lapse now, by the server's clock (what a SIGKILL leads to after a lease). */
+  async function expire(pool: ControlPlanePool, m: ControlPlaneMember): Promise<void> {
+    m.stopTimers();
+    await pool.query("UPDATE members SET lease_expires_at = clock_timestamp() - interval '1 millisecond' WHERE id = $1", [m.id]);
+  }
+
+  it('applies its migrations once, even when three members start on an empty database at the same time', async () => {
+    const url = await cluster.createDatabase('cp_migrate');
+    const three = await Promise.all([0, 1, 2].map(() => openPool(url)));
+    pools.push(...three);
+    const applied = await Promise.all(three.map((p) => migrateControlPlane(p)));
+    assert.deepEqual(applied.flat().sort(), [1, 2, 3], 'each migration ran exactly once across the three');
+    assert.deepEqual(await migrateControlPlane(three[0]!), []);
+    const versions = await three[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3]);
+  });
+
+  it('a wrong URL or a refused connection is a clear error that never shows the password', async () => {
+    await assert.rejects(openPool('mysql://u@h/db'), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_URL' && /postgres:\/\//.test(e.message));
+    await assert.rejects(openPool('not a url'), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_URL');
+    const closedPort = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    await assert.rejects(openPool(`postgres://someone:hunter2@127.0.0.1:${closedPort}/x`, { connectTimeoutMs: 2000 }), (e: ControlPlaneError) => {
+      assert.equal(e.code, 'CONTROL_PLANE_UNREACHABLE');
+      assert.match(e.message, new RegExp(`127\\.0\\.0\\.1:${closedPort}`));
+      assert.doesNotMatch(e.message, /hunter2/);
+      return true;
+    });
+  });
+
+  it('a member registers its identity and its heartbeat moves its lease forward', async () => {
+    const { pool } = await freshPlane();
+    const m = await join(pool, { leaseMs: 600 });
+    const row = async () =>
+      (await pool.query<{ host_id: string; boot_id: string; pid: number; start_marker: string; heartbeat_at: Date; status: string }>('SELECT * FROM members WHERE id = $1', [m.id])).rows[0]!;
+    const first = await row();
+    const me = ownProcessIdentity();
+    assert.deepEqual([first.host_id, first.boot_id, first.pid, first.start_marker, first.status], [me.hostId, me.bootId, process.pid, me.startMarker, 'alive']);
+    await sleep(400);
+    const later = await row();
+    assert.ok(later.heartbeat_at > first.heartbeat_at, 'heartbeats renewed the lease');
+    assert.equal(m.fenced, false);
+    await m.leave();
+    assert.equal((await row()).status, 'left');
+  });
+
+  it('a write under a stale epoch matches no row and raises OwnershipLostError; the new owner finishes the task once', async () => {
+    const { pool } = await freshPlane();
+    const session = await createSharedSession(pool);
+    await enqueueTask(pool, { sessionId: session, kind: 'noop', input: { n: 1 } });
+    const a = await join(pool);
+    const b = await join(pool);
+    const taskA = (await claimTask(a))!;
+    assert.equal(taskA.epoch, 1);
+    await expire(pool, a);
+    const reclaimed = await b.reclaimExpired();
+    assert.deepEqual(reclaimed.map((r) => [r.memberId, r.tasks.map((t) => t.outcome)]), [[a.id, ['requeued']]]);
+    const taskB = (await claimTask(b))!;
+    assert.equal(taskB.id, taskA.id);
+    assert.equal(taskB.epoch, 3, 'the reclaim and the new claim each moved the epoch');
+    // A's stale lease, straight at the database (past A's own local check): nothing is written.
+    await assert.rejects(
+      inTransaction(pool, (c) => fencedUpdate(c, taskA, "status = 'succeeded', result = '\"stale\"'")),
+      (e: OwnershipLostError) => e.code === 'OWNERSHIP_LOST' && e.epoch === 1,
+    );
+    // And through the API, A has fenced itself locally (its lease lapsed by its own clock too).
+    await assert.rejects(finishTask(a, taskA, { status: 'succeeded', result: 'stale' }), (e) => e instanceof MemberFencedError || e instanceof OwnershipLostError);
+    await finishTask(b, taskB, { status: 'succeeded', result: { ok: true } });
+    await assert.rejects(finishTask(b, taskB, { status: 'succeeded', result: 'twice' }), OwnershipLostError, 'a finished task cannot be finished again');
+    const t = (await pool.query<{ status: string; result: string; epoch: number }>('SELECT status, result, epoch FROM tasks WHERE id = $1', [taskA.id])).rows[0]!;
+    assert.deepEqual(t, { status: 'succeeded', result: '{"ok":true}', epoch: 3 });
+    const attempts = await pool.query<{ attempt: number; status: string; member_id: string }>('SELECT attempt, status, member_id FROM task_attempts WHERE task_id = $1 ORDER BY attempt', [taskA.id]);
+    assert.deepEqual(attempts.rows, [
+      { attempt: 1, status: 'interrupted', member_id: a.id },
+      { attempt: 2, status: 'succeeded', member_id: b.id },
+    ]);
+    const kinds = (await pool.query<{ kind: string }>('SELECT kind FROM runtime_events WHERE session_id = $1 ORDER BY seq', [session])).rows.map((r) => r.kind);
+    assert.deepEqual(kinds, ['session.created', 'task.queued', 'task.claimed', 'task.interrupted', 'task.requeued', 'task.claimed', 'task.succeeded']);
+    assert.equal((await verifyControlPlaneChain(pool, session)).ok, true);
+  });
+
+  it('a member that cannot renew for half its lease fences itself: it calls onFenced and writes nothing more', async () => {
+    const { url } = await freshPlane();
+    const own = await openPool(url);
+    let fencedAt = 0;
+    let why = '';
+    const leaseMs = 600;
+    const m = await join(own, {
+      leaseMs,
+      onFenced: (reason) => {
+        fencedAt = performance.now();
+        why = reason;
+      },
+    });
+    const lease = await createOwnedSession(m);
+    const cut = performance.now();
+    await own.end(); // every renewal fails from now on
+    while (!fencedAt && performance.now() - cut < 3000) await sleep(10);
+    assert.ok(fencedAt > 0, 'onFenced was called');
+    assert.ok(fencedAt - cut <= leaseMs / 2 + 150, `fenced ${Math.round(fencedAt - cut)} ms after the last renewal could no longer happen (half the lease is ${leaseMs / 2} ms)`);
+    assert.match(why, /half the 600 ms lease|refused the renewal/);
+    await assert.rejects(appendAsOwner(m, lease, [{ kind: 'note.late', payload: {} }]), MemberFencedError);
+  });
+
+  it('a dead member’s session is marked interrupted with an audit event by the next sweep', async () => {
+    const { pool } = await freshPlane();
+    const dead = await join(pool, { leaseMs: 400 });
+    const sweeper = await join(pool, { leaseMs: 2000, reclaimEveryMs: 100 });
+    const lease = await createOwnedSession(dead, { title: 'owned' });
+    await appendAsOwner(dead, lease, [{ kind: 'note.work', payload: { step: 1 } }]);
+    dead.stopTimers(); // as if SIGKILLed: no more heartbeats
+    const deadline = Date.now() + 5000;
+    let row: { status: string; end_reason: string; epoch: number } | undefined;
+    while (Date.now() < deadline) {
+      row = (await pool.query<{ status: string; end_reason: string; epoch: number }>('SELECT status, end_reason, epoch FROM sessions WHERE id = $1', [lease.id])).rows[0];
+      if (row?.status === 'interrupted') break;
+      await sleep(50);
+    }
+    assert.equal(row?.status, 'interrupted');
+    assert.equal(row?.epoch, 2);
+    assert.match(row!.end_reason, new RegExp(`member ${dead.id}.*reclaimed by member ${sweeper.id}`));
+    const gap = (
+      await pool.query<{ ms: number }>('SELECT extract(epoch FROM (s.ended_at - m.heartbeat_at)) * 1000 AS ms FROM sessions s, members m WHERE s.id = $1 AND m.id = $2', [lease.id, dead.id])
+    ).rows[0]!.ms;
+    assert.ok(gap < 10_000, `reclaimed ${Math.round(gap)} ms after the last heartbeat`);
+    const last = (await pool.query<{ kind: string; payload: string }>('SELECT kind, payload FROM runtime_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [lease.id])).rows[0]!;
+    assert.equal(last.kind, 'session.interrupted');
+    assert.equal(JSON.parse(last.payload).member_id, dead.id);
+    assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true);
+  });
+
+  it('a task that loses its runner every time fails after max_rescues, with the reason', async () => {
+    const { pool } = await freshPlane();
+    const session = await createSharedSession(pool);
+    const id = await enqueueTask(pool, { sessionId: session, kind: 'poison', input: {}, maxRescues: 1 });
+    const sweeper = await join(pool);
+    for (let run = 1; run <= 2; run++) {
+      const runner = await join(pool);
+      const t = (await claimTask(runner))!;
+      assert.equal(t.id, id, `run ${run} claims the poison task`);
+      await expire(pool, runner);
+      await sweeper.reclaimExpired();
+    }
+    const t = (await pool.query<{ status: string; rescues: number; reason: string }>('SELECT status, rescues, reason FROM tasks WHERE id = $1', [id])).rows[0]!;
+    assert.equal(t.status, 'failed');
+    assert.equal(t.rescues, 2);
+    assert.match(t.reason, /lost 2 time\(s\), more than max_rescues 1/);
+    assert.equal(await claimTask(sweeper), null, 'nothing left to claim');
+    assert.equal((await verifyControlPlaneChain(pool, session)).ok, true);
+  });
+
+  it('members claiming at once each get a different task (SKIP LOCKED): every task runs exactly once', async () => {
+    const { pool } = await freshPlane();
+    const session = await createSharedSession(pool);
+    const n = 60;
+    for (let i = 0; i < n; i++) await enqueueTask(pool, { sessionId: session, kind: 'noop', input: { i } });
+    const three = await Promise.all([0, 1, 2].map(() => join(pool, { leaseMs: 4000 })));
+    const latencies: number[] = [];
+    const byMember = new Map<string, number>();
+    await Promise.all(
+      three.map(async (m) => {
+        for (;;) {
+          const t0 = performance.now();
+          const t = await claimTask(m);
+          latencies.push(performance.now() - t0);
+          if (!t) return;
+          byMember.set(m.id, (byMember.get(m.id) ?? 0) + 1);
+          await recordTaskEvent(m, t, 'task.progress', { pct: 50 });
+          await finishTask(m, t, { status: 'succeeded', result: t.input });
+        }
+      }),
+    );
+    const done = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM task_attempts WHERE status = 'succeeded'");
+    assert.equal(done.rows[0]!.n, n);
+    const twice = await pool.query("SELECT task_id FROM task_attempts GROUP BY task_id HAVING count(*) > 1");
+    assert.equal(twice.rowCount, 0, 'no task was claimed twice');
+    assert.equal([...byMember.values()].reduce((a, b) => a + b, 0), n);
+    const v = await verifyControlPlaneChain(pool, session);
+    assert.ok(v.ok && v.count === 1 + n * 4, JSON.stringify(v));
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1);
+    console.log(`# claim latency over ${latencies.length} claims by 3 members: p50 ${pct(50)} ms, p99 ${pct(99)} ms; split ${[...byMember.values()].join('/')}`);
+  });
+
+  it('the audit chain stays linear under concurrent appends, and the shared verifier finds a tampered event', async () => {
+    const { pool } = await freshPlane();
+    const session = await createSharedSession(pool);
+    const writers = 6;
+    const each = 40;
+    await Promise.all(
+      Array.from({ length: writers }, (_, w) =>
+        (async () => {
+          for (let i = 0; i < each; i++) await inTransaction(pool, (c) => appendChainEvents(c, session, [{ kind: 'note.concurrent', payload: { w, i } }]));
+        })(),
+      ),
+    );
+    const v = await verifyControlPlaneChain(pool, session);
+    assert.deepEqual(v.ok && v.count, 1 + writers * each);
+    await pool.query("UPDATE runtime_events SET payload = '{\"i\":0,\"w\":99}' WHERE session_id = $1 AND seq = 17", [session]);
+    const broken = await verifyControlPlaneChain(pool, session);
+    assert.equal(broken.ok, false);
+    assert.deepEqual(!broken.ok && [broken.seq, broken.field], [17, 'hash']);
+    assert.match(!broken.ok ? broken.detail : '', /edited/);
+  });
+});
