@@ -105,6 +105,24 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
+  /**
+   * SIGSTOPs `p` while it holds a running task: waits for a tree line, freezes the process, and
+   * keeps it frozen only if the task's attempt is still running in the database (a task that
+   * finished just before the stop does not count: it is resumed and the next one is tried).
+   */
+  async function freezeMidTask(p: MemberProcess, memberId: string): Promise<Line> {
+    let from = p.lines.length;
+    for (;;) {
+      const tree = await p.next((l) => l.event === 'tree', 15_000, from);
+      from = p.lines.indexOf(tree) + 1;
+      p.child.kill('SIGSTOP');
+      await sleep(100); // a write sent just before the stop lands meanwhile
+      const r = await pool.query<{ status: string }>('SELECT status FROM task_attempts WHERE task_id = $1 AND member_id = $2', [tree.task, memberId]);
+      if (r.rows[0]?.status === 'running') return tree;
+      p.child.kill('SIGCONT');
+    }
+  }
+
   function start(name: string): MemberProcess {
     const dir = mkdtempSync(join(tmpdir(), `cp-member-${name}-`));
     dirs.push(dir);
@@ -122,7 +140,7 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     const memberId = (p: MemberProcess) => joined[[a, b, c].indexOf(p)]!.member as string;
 
     // 1. SIGKILL a mid-task.
-    const aTask = await a.next((l) => l.event === 'tree');
+    const aTask = await freezeMidTask(a, memberId(a));
     a.child.kill('SIGKILL');
     await a.exited;
     const killedAt = Date.now();
@@ -152,9 +170,8 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     // be done by now: queue longer work so b is surely holding a task when it stops.)
     const bFrom = b.lines.length;
     for (let i = 0; i < 6; i++) work.push(await enqueueTask(pool, { sessionId: queue, kind: 'work', input: { ms: 1500 }, maxRescues: 3 }));
-    const bTree = await b.next((l) => l.event === 'tree', 15_000, bFrom);
+    const bTree = await freezeMidTask(b, memberId(b));
     const bClaim = b.lines.find((l) => l.event === 'claimed' && l.task === bTree.task)!;
-    b.child.kill('SIGSTOP');
     const stoppedAt = Date.now();
     while (Date.now() - stoppedAt < 15_000) {
       const s = (await pool.query<{ status: string }>('SELECT status FROM members WHERE id = $1', [memberId(b)])).rows[0];
@@ -171,7 +188,12 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     const bCode = await b.exited;
     assert.equal(bCode, 3, 'the woken member fenced itself and exited');
     assert.ok(b.lines.some((l) => l.event === 'fenced'));
-    assert.ok(!b.lines.slice(bFrom).some((l) => l.event === 'finished'), 'the woken member finished nothing');
+    assert.ok(!b.lines.slice(bFrom).some((l) => l.event === 'finished' && l.task === bTree.task), 'the woken member did not finish the task it held');
+    const late = await pool.query(
+      "SELECT ta.task_id FROM task_attempts ta JOIN members m ON m.id = ta.member_id WHERE ta.member_id = $1 AND ta.status = 'succeeded' AND ta.ended_at > m.ended_at",
+      [memberId(b)],
+    );
+    assert.equal(late.rowCount, 0, 'nothing the woken member did landed after it was declared dead');
     assert.equal(alive(bTree.treePid as number), false, 'the fenced member killed its own tree');
 
     // 3. Fresh members, then a poison task that kills every runner: it fails after 1 rescue.
