@@ -169,6 +169,28 @@ describe('PostgreSQL control plane', { skip }, () => {
     await assert.rejects(appendAsOwner(m, lease, [{ kind: 'note.late', payload: {} }]), MemberFencedError);
   });
 
+  it('a server that goes away mid-run: the member fences itself within half its lease and refuses every write', async () => {
+    const doomed = await startPgCluster();
+    try {
+      const pool = await openPool(await doomed.createDatabase('doomed'), { connectTimeoutMs: 500 });
+      pools.push(pool);
+      await migrateControlPlane(pool);
+      const leaseMs = 800;
+      let fencedAt = 0;
+      const m = await join(pool, { leaseMs, onFenced: () => (fencedAt = performance.now()) });
+      const lease = await createOwnedSession(m);
+      const gone = performance.now();
+      await doomed.stop();
+      while (!fencedAt && performance.now() - gone < 5000) await sleep(10);
+      assert.ok(fencedAt > 0, 'onFenced was called');
+      assert.ok(fencedAt - gone <= leaseMs / 2 + 150, `fenced ${Math.round(fencedAt - gone)} ms after the server went away`);
+      await assert.rejects(appendAsOwner(m, lease, [{ kind: 'note.after', payload: {} }]), MemberFencedError);
+      await assert.rejects(claimTask(m), MemberFencedError);
+    } finally {
+      await doomed.stop();
+    }
+  });
+
   it('a dead member’s session is marked interrupted with an audit event by the next sweep', async () => {
     const { pool } = await freshPlane();
     const dead = await join(pool, { leaseMs: 400 });
