@@ -148,7 +148,7 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     while (Date.now() - killedAt < 15_000) {
       reclaimed = (
         await pool.query<{ attempt_status: string; ms: number; member_status: string }>(
-          `SELECT ta.status AS attempt_status, m.status AS member_status, extract(epoch FROM (ta.ended_at - m.heartbeat_at)) * 1000 AS ms
+          `SELECT ta.status AS attempt_status, m.status AS member_status, (extract(epoch FROM (ta.ended_at - m.heartbeat_at)) * 1000)::float8 AS ms
              FROM task_attempts ta JOIN members m ON m.id = ta.member_id WHERE ta.task_id = $1 AND ta.member_id = $2`,
           [aTask.task, memberId(a)],
         )

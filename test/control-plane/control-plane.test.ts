@@ -209,7 +209,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal(row?.epoch, 2);
     assert.match(row!.end_reason, new RegExp(`member ${dead.id}.*reclaimed by member ${sweeper.id}`));
     const gap = (
-      await pool.query<{ ms: number }>('SELECT extract(epoch FROM (s.ended_at - m.heartbeat_at)) * 1000 AS ms FROM sessions s, members m WHERE s.id = $1 AND m.id = $2', [lease.id, dead.id])
+      await pool.query<{ ms: number }>('SELECT (extract(epoch FROM (s.ended_at - m.heartbeat_at)) * 1000)::float8 AS ms FROM sessions s, members m WHERE s.id = $1 AND m.id = $2', [lease.id, dead.id])
     ).rows[0]!.ms;
     assert.ok(gap < 10_000, `reclaimed ${Math.round(gap)} ms after the last heartbeat`);
     const last = (await pool.query<{ kind: string; payload: string }>('SELECT kind, payload FROM runtime_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [lease.id])).rows[0]!;

@@ -1,0 +1,212 @@
+// Benchmark — the PostgreSQL control plane (issue 21), on a throwaway cluster of Debian's server:
+//   1. durable no-op effects per second (one commit holding an effect's two audit events, fenced
+//      by the session's lease) with 1 and 3 members on one PostgreSQL, beside the SQLite store's
+//      figure (appendEvents, one commit per effect) in the same run;
+//   2. task claim latency p50/p99 with 3 members claiming at once (claim + finish loops);
+//   3. reclaim time after SIGKILL of a member process mid-task, p50 over 10 (lease 2000 ms, sweep
+//      every 100 ms): from the kill, and from the member's last heartbeat (server clock).
+// Members in 1 and 2 are in this process, each with its own pool (connections are what they share
+// with separate processes; the chaos test covers separate processes).
+//
+//   npm run build && node dist/bench/control-plane.js [--quick] [--json]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ControlPlaneMember,
+  appendAsOwner,
+  claimTask,
+  createOwnedSession,
+  createSharedSession,
+  enqueueTask,
+  finishTask,
+  migrateControlPlane,
+  openPool,
+  type ControlPlanePool,
+} from '../src/control-plane/index.js';
+import { ownProcessIdentity } from '../src/process/index.js';
+import { appendEvents, openStore, SessionStore } from '../src/store/index.js';
+import { startPgCluster } from '../test/helpers/pg-cluster.js';
+import { progress } from './common.js';
+import { summarize, round } from './stats.js';
+
+const quick = process.argv.includes('--quick');
+const json = process.argv.includes('--json');
+const MEMBER = fileURLToPath(new URL('../test/helpers/control-plane-member.js', import.meta.url));
+const EFFECT_SECONDS = quick ? 2 : 5;
+const LOOPS_PER_MEMBER = 4;
+
+const effectEvents = (i: number) => [
+  { kind: 'effect.requested', payload: { i, tool: 'noop' } },
+  { kind: 'effect.completed', payload: { i, ok: true } },
+];
+
+async function pgEffectsPerSecond(url: string, members: number): Promise<number> {
+  const pools: ControlPlanePool[] = [];
+  const joined: ControlPlaneMember[] = [];
+  try {
+    for (let m = 0; m < members; m++) {
+      const pool = await openPool(url, { max: LOOPS_PER_MEMBER });
+      pools.push(pool);
+      joined.push(await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: `bench-${m}` }), { reclaimEveryMs: 0 }));
+    }
+    let done = 0;
+    const until = performance.now() + EFFECT_SECONDS * 1000;
+    const t0 = performance.now();
+    await Promise.all(
+      joined.flatMap((member) =>
+        Array.from({ length: LOOPS_PER_MEMBER }, async () => {
+          const lease = await createOwnedSession(member);
+          while (performance.now() < until) await appendAsOwner(member, lease, effectEvents(done++));
+        }),
+      ),
+    );
+    return done / ((performance.now() - t0) / 1000);
+  } finally {
+    for (const m of joined) await m.leave().catch(() => {});
+    for (const p of pools) await p.end().catch(() => {});
+  }
+}
+
+function sqliteEffectsPerSecond(): number {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-cp-sqlite-'));
+  try {
+    const db = openStore(join(dir, 'supervisor.db'), { checkpointer: false });
+    const session = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir: dir, coreRevision: 'r', runtime: 'local' });
+    let done = 0;
+    const until = performance.now() + EFFECT_SECONDS * 1000;
+    const t0 = performance.now();
+    while (performance.now() < until) appendEvents(db, session.id, effectEvents(done++));
+    const rate = done / ((performance.now() - t0) / 1000);
+    db.close();
+    return rate;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function claimLatency(url: string): Promise<{ p50: number; p99: number; n: number }> {
+  const setup = await openPool(url);
+  const pools: ControlPlanePool[] = [setup];
+  const joined: ControlPlaneMember[] = [];
+  try {
+    const session = await createSharedSession(setup);
+    const tasks = quick ? 150 : 600;
+    for (let i = 0; i < tasks; i++) await enqueueTask(setup, { sessionId: session, kind: 'noop', input: { i } });
+    for (let m = 0; m < 3; m++) {
+      const pool = await openPool(url);
+      pools.push(pool);
+      joined.push(await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: `claim-${m}` }), { reclaimEveryMs: 0 }));
+    }
+    const lat: number[] = [];
+    await Promise.all(
+      joined.map(async (m) => {
+        for (;;) {
+          const t0 = performance.now();
+          const t = await claimTask(m);
+          if (!t) return;
+          lat.push(performance.now() - t0);
+          await finishTask(m, t, { status: 'succeeded', result: null });
+        }
+      }),
+    );
+    const s = summarize(lat);
+    return { p50: round(s.median), p99: round(s.p99), n: s.n };
+  } finally {
+    for (const m of joined) await m.leave().catch(() => {});
+    for (const p of pools) await p.end().catch(() => {});
+  }
+}
+
+async function reclaimTimes(url: string): Promise<{ fromKill: number[]; fromHeartbeat: number[] }> {
+  const pool = await openPool(url);
+  const sweeper = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'sweeper' }), { leaseMs: 2000, reclaimEveryMs: 100 });
+  const fromKill: number[] = [];
+  const fromHeartbeat: number[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'bench-cp-member-'));
+  try {
+    const session = await createSharedSession(pool);
+    for (let round = 0; round < (quick ? 3 : 10); round++) {
+      const task = await enqueueTask(pool, { sessionId: session, kind: 'work', input: { ms: 60_000 } });
+      const child = spawn(process.execPath, [MEMBER, url, join(dir, `m${round}`), `victim-${round}`, '2000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => (out += b.toString('utf8')));
+      while (!out.includes(`"event":"tree"`)) await sleep(20);
+      const treePid = Number(/"treePid":(\d+)/.exec(out)![1]);
+      child.kill('SIGKILL');
+      const killed = performance.now();
+      await new Promise((r) => child.once('exit', r));
+      for (;;) {
+        const r = await pool.query<{ status: string; ms: number }>(
+          `SELECT ta.status, (extract(epoch FROM (ta.ended_at - m.heartbeat_at)) * 1000)::float8 AS ms
+             FROM task_attempts ta JOIN members m ON m.id = ta.member_id WHERE ta.task_id = $1 ORDER BY ta.attempt LIMIT 1`,
+          [task],
+        );
+        if (r.rows[0]?.status === 'interrupted') {
+          fromKill.push(performance.now() - killed);
+          fromHeartbeat.push(r.rows[0].ms);
+          break;
+        }
+        await sleep(20);
+      }
+      // The killed member's tree is its host's next supervisor start's to kill; here, ours.
+      try {
+        if (readFileSync(`/proc/${treePid}/cmdline`, 'latin1').startsWith('sleep')) process.kill(treePid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+      // The task went back to the queue: take it out so the next victim gets the next one.
+      await pool.query("UPDATE tasks SET status = 'failed', reason = 'bench' WHERE id = $1", [task]);
+      progress(`reclaim round ${round + 1}: ${Math.round(fromKill.at(-1)!)} ms after SIGKILL`);
+    }
+    return { fromKill, fromHeartbeat };
+  } finally {
+    await sweeper.leave().catch(() => {});
+    await pool.end();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const cluster = await startPgCluster();
+try {
+  const url = await cluster.createDatabase('bench');
+  const setup = await openPool(url);
+  await migrateControlPlane(setup);
+  await setup.end();
+  progress('effects: SQLite');
+  const sqlite = sqliteEffectsPerSecond();
+  progress('effects: PostgreSQL, 1 member');
+  const pg1 = await pgEffectsPerSecond(url, 1);
+  progress('effects: PostgreSQL, 3 members');
+  const pg3 = await pgEffectsPerSecond(url, 3);
+  progress('claim latency, 3 members');
+  const claims = await claimLatency(url);
+  progress('reclaim after SIGKILL');
+  const reclaim = await reclaimTimes(url);
+  const result = {
+    effectsPerSecond: { sqlite: Math.round(sqlite), postgres1Member: Math.round(pg1), postgres3Members: Math.round(pg3), loopsPerMember: LOOPS_PER_MEMBER },
+    claimLatencyMs: claims,
+    reclaimMs: {
+      leaseMs: 2000,
+      fromKillP50: round(summarize(reclaim.fromKill).median),
+      fromHeartbeatP50: round(summarize(reclaim.fromHeartbeat).median),
+      fromHeartbeatMax: round(summarize(reclaim.fromHeartbeat).max),
+      n: reclaim.fromKill.length,
+    },
+  };
+  if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else {
+    process.stdout.write(
+      [
+        `durable no-op effects/s: SQLite ${result.effectsPerSecond.sqlite}; PostgreSQL 1 member ${result.effectsPerSecond.postgres1Member}, 3 members ${result.effectsPerSecond.postgres3Members} (${LOOPS_PER_MEMBER} sessions per member)`,
+        `task claim latency, 3 members: p50 ${claims.p50} ms, p99 ${claims.p99} ms (n ${claims.n})`,
+        `reclaim after SIGKILL (lease 2000 ms): p50 ${result.reclaimMs.fromKillP50} ms from the kill, p50 ${result.reclaimMs.fromHeartbeatP50} ms (max ${result.reclaimMs.fromHeartbeatMax}) from the last heartbeat (n ${result.reclaimMs.n})`,
+      ].join('\n') + '\n',
+    );
+  }
+} finally {
+  await cluster.stop();
+}
