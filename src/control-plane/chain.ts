@@ -83,6 +83,11 @@ export async function appendChainEvents(c: pg.PoolClient, sessionId: string, eve
  */
 export async function verifyControlPlaneChain(pool: ControlPlanePool, sessionId: string): Promise<ChainVerification> {
   const c = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error): void => {
+    broken = err; // the failed query reports it; the connection is dropped on release
+  };
+  c.on('error', onError);
   try {
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const events = await c.query<ChainEventRow>('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = $1 ORDER BY seq', [sessionId]);
@@ -102,7 +107,8 @@ export async function verifyControlPlaneChain(pool: ControlPlanePool, sessionId:
     await c.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    c.release();
+    c.off('error', onError);
+    c.release(broken);
   }
 }
 

@@ -97,6 +97,13 @@ export async function inTransaction<T>(pool: ControlPlanePool, body: (c: pg.Pool
 async function transactionOnce<T>(pool: ControlPlanePool, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   let broken: unknown;
+  // A connection the server ends while we hold it (pg_terminate_backend, a restart) emits 'error'
+  // besides failing the query in flight; unheard, that event would end the process. The failed
+  // query is what reports it, and the connection is dropped on release.
+  const onError = (err: Error): void => {
+    broken = err;
+  };
+  c.on('error', onError);
   try {
     await c.query('BEGIN');
     const out = await body(c);
@@ -107,6 +114,7 @@ async function transactionOnce<T>(pool: ControlPlanePool, body: (c: pg.PoolClien
     throw err;
   } finally {
     // A connection whose rollback failed is in an unknown state: drop it rather than reuse it.
+    c.off('error', onError);
     c.release(broken instanceof Error ? broken : undefined);
   }
 }

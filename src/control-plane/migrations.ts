@@ -109,10 +109,12 @@ const MIGRATION_LOCK = 0x7375706572;
 
 /** Applies every migration the database lacks, in order; returns the versions applied now. */
 export async function migrateControlPlane(pool: ControlPlanePool): Promise<number[]> {
-  await pool.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`).catch((err: { code?: string }) => {
-    // Two members creating it at the same moment: the loser sees a unique violation on the catalog.
-    if (err.code !== '23505' && err.code !== '42P07') throw err;
+  // Under the same lock as the migrations: two members racing on CREATE TABLE IF NOT EXISTS can
+  // both pass the check and one then fails on the catalog's unique index (seen in the tests).
+  await inTransaction(pool, async (c) => {
+    await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await c.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
   });
   const applied: number[] = [];
   for (const m of CONTROL_PLANE_MIGRATIONS) {

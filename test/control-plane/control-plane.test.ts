@@ -191,6 +191,36 @@ describe('PostgreSQL control plane', { skip }, () => {
     }
   });
 
+  it('pg_terminate_backend on a member’s connections: the member reconnects, keeps its lease and its writes land whole', async () => {
+    const { pool } = await freshPlane();
+    const admin = await openPool(cluster.url);
+    pools.push(admin);
+    const m = await join(pool, { leaseMs: 2000 });
+    const lease = await createOwnedSession(m);
+    await appendAsOwner(m, lease, [{ kind: 'note.before', payload: {} }]);
+    const killed = await admin.query<{ ok: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() IS NOT TRUE AND application_name = 'supervisor' AND pid <> pg_backend_pid()",
+    );
+    assert.ok(killed.rowCount! > 0, 'the member had connections to terminate');
+    // The pool drops the dead connections; the next write goes through a new one.
+    let written = false;
+    for (let i = 0; i < 5 && !written; i++) {
+      try {
+        await appendAsOwner(m, lease, [{ kind: 'note.after', payload: { i } }]);
+        written = true;
+      } catch (err) {
+        assert.match((err as Error).message, /terminat|Connection|connection/, 'a terminated connection is the only failure allowed');
+      }
+    }
+    assert.ok(written);
+    await sleep(700);
+    assert.equal(m.fenced, false, 'heartbeats resumed on new connections');
+    const kinds = (await pool.query<{ kind: string }>('SELECT kind FROM runtime_events WHERE session_id = $1 ORDER BY seq', [lease.id])).rows.map((r) => r.kind);
+    assert.deepEqual(kinds.filter((k) => k !== 'note.after'), ['session.created', 'note.before']);
+    assert.ok(kinds.includes('note.after'));
+    assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true, 'no half-written append');
+  });
+
   it('a dead member’s session is marked interrupted with an audit event by the next sweep', async () => {
     const { pool } = await freshPlane();
     const dead = await join(pool, { leaseMs: 400 });
