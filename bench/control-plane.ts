@@ -154,7 +154,7 @@ async function reclaimTimes(url: string): Promise<{ fromKill: number[]; fromHear
       }
       // The killed member's tree is its host's next supervisor start's to kill; here, ours.
       try {
-        if (readFileSync(`/proc/${treePid}/cmdline`, 'latin1').startsWith('sleep')) process.kill(treePid, 'SIGKILL');
+        if (/(^|\/)sleep\0/.test(readFileSync(`/proc/${treePid}/cmdline`, 'latin1'))) process.kill(treePid, 'SIGKILL');
       } catch {
         /* gone */
       }

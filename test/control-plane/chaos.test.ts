@@ -24,6 +24,7 @@ import {
   verifyControlPlaneChain,
   type ControlPlanePool,
 } from '../../src/control-plane/index.js';
+import { ProcessSupervisor } from '../../src/process/index.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { alive } from '../helpers/procs.js';
 
@@ -80,6 +81,7 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
   let url: string;
   const procs: MemberProcess[] = [];
   const dirs: string[] = [];
+  const stateDirs = new Map<MemberProcess, string>();
 
   before(async () => {
     cluster = await startPgCluster();
@@ -97,7 +99,7 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
       // Trees of a SIGKILLed member are the next supervisor start's job on that host; here, ours.
       for (const l of p.lines) {
         const pid = l.treePid as number | undefined;
-        if (pid && alive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('sleep')) process.kill(pid, 'SIGKILL');
+        if (pid && alive(pid) && /(^|\/)sleep\0/.test(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))) process.kill(pid, 'SIGKILL');
       }
     }
     await pool?.end();
@@ -127,6 +129,7 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     const dir = mkdtempSync(join(tmpdir(), `cp-member-${name}-`));
     dirs.push(dir);
     const p = new MemberProcess(name, url, join(dir, 'state'));
+    stateDirs.set(p, join(dir, 'state'));
     procs.push(p);
     return p;
   }
@@ -163,6 +166,16 @@ describe('control plane chaos: three member processes on one cluster', { skip, t
     const aSession = joined[0]!.session as string;
     const aEvents = (await pool.query<{ kind: string }>('SELECT kind FROM runtime_events WHERE session_id = $1 ORDER BY seq', [aSession])).rows.map((r) => r.kind);
     assert.equal(aEvents.at(-1), 'session.interrupted', 'its own session was interrupted with an audit event');
+    // Its tree is left to its host's next supervisor start, as on one machine today: that start
+    // (on a's state dir) finds the spawn record and kills the tree. No other member signalled it.
+    assert.equal(alive(aTask.treePid as number), true, 'no other member signals the dead member’s tree');
+    const next = ProcessSupervisor.open({ stateDir: stateDirs.get(a)! });
+    try {
+      assert.equal(next.lastReconcile?.interrupted.length, 1, JSON.stringify(next.lastReconcile));
+      assert.equal(alive(aTask.treePid as number), false, 'the next start on that host killed the tree');
+    } finally {
+      await next.close();
+    }
     const interruptedEvent = await pool.query("SELECT 1 FROM runtime_events WHERE session_id = $1 AND kind = 'task.interrupted' AND payload LIKE $2", [queue, `%${aTask.task as string}%`]);
     assert.equal(interruptedEvent.rowCount, 1, 'task.interrupted was appended to the task’s session chain');
 

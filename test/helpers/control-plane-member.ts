@@ -1,12 +1,13 @@
-// A supervisor-like member process for the control-plane chaos test: it joins the control plane
-// with its own state dir, owns one session, and claims and runs queued tasks until SIGTERM. Each
-// task runs a real process tree (`sleep` in its own process group) that the member kills when the
-// task ends or when the member fences itself. Every step is one JSON line on stdout.
+// A supervisor-like member process for the control-plane chaos test: it opens a ProcessSupervisor
+// on its own state dir (its SQLite store, spawn records and reconcile, as a real supervisor does),
+// joins the control plane, owns one session, and claims and runs queued tasks until SIGTERM. Each
+// task runs a real supervised tree (`sleep`) that is stopped when the task ends; when the member
+// fences itself, the lifecycle layer's killAllSync() ends every tree before the process exits.
+// Every step is one JSON line on stdout.
 //
 //   node control-plane-member.js <url> <state-dir> <name> <lease-ms>
 //
 // Task kinds: `work` ({ms}) runs its tree for ms then succeeds; `poison` SIGKILLs this member.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +22,7 @@ import {
   openPool,
   recordTaskEvent,
 } from '../../src/control-plane/index.js';
-import { ownProcessIdentity } from '../../src/process/index.js';
+import { ownProcessIdentity, ProcessSupervisor } from '../../src/process/index.js';
 
 const [url, stateDir, name, leaseArg] = process.argv.slice(2);
 if (!url || !stateDir || !name || !leaseArg) {
@@ -33,17 +34,8 @@ const say = (event: string, fields: Record<string, unknown> = {}): void => {
 };
 
 mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+const supervisor = ProcessSupervisor.open({ stateDir });
 writeFileSync(join(stateDir, 'member.pid'), String(process.pid));
-const trees = new Set<ChildProcess>();
-
-function killTree(child: ChildProcess): void {
-  try {
-    process.kill(-child.pid!, 'SIGKILL');
-  } catch {
-    /* already gone */
-  }
-  trees.delete(child);
-}
 
 const pool = await openPool(url, { max: 3, applicationName: `member-${name}` });
 const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: name }), {
@@ -51,8 +43,8 @@ const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 
   reclaimEveryMs: 200,
   onFenced: (reason) => {
     // The process layer's part: this host's trees die before anyone else can own their work.
-    for (const t of [...trees]) killTree(t);
-    say('fenced', { reason });
+    const killed = supervisor.killAllSync();
+    say('fenced', { reason, killed });
     process.exit(3);
   },
   onReclaimed: (r) => say('reclaimed', { members: r.map((m) => ({ id: m.memberId, tasks: m.tasks, sessions: m.sessions })) }),
@@ -71,8 +63,7 @@ async function runTask(): Promise<boolean> {
   say('claimed', { task: task.id, epoch: task.epoch, attempt: task.attempt, kind: task.kind });
   if (task.kind === 'poison') process.kill(process.pid, 'SIGKILL');
   const ms = (task.input as { ms?: number }).ms ?? 100;
-  const tree = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
-  trees.add(tree);
+  const tree = supervisor.spawnTree({ command: 'sleep', args: ['60'], artifacts: false });
   say('tree', { task: task.id, treePid: tree.pid });
   try {
     await recordTaskEvent(member, task, 'task.progress', { tree_pid: tree.pid });
@@ -83,7 +74,7 @@ async function runTask(): Promise<boolean> {
     if (err instanceof OwnershipLostError) say('ownership_lost', { task: task.id, epoch: task.epoch });
     else throw err;
   } finally {
-    killTree(tree);
+    await tree.stop();
   }
   return true;
 }
@@ -95,12 +86,13 @@ try {
   await appendAsOwner(member, session, [{ kind: 'note.leaving', payload: { name } }]);
   await member.leave('SIGTERM');
   await pool.end();
+  await supervisor.close();
   say('left');
   process.exit(0);
 } catch (err) {
   if (err instanceof MemberFencedError) {
-    for (const t of [...trees]) killTree(t);
-    say('fenced', { reason: err.message });
+    const killed = supervisor.killAllSync();
+    say('fenced', { reason: err.message, killed });
     process.exit(3);
   }
   say('error', { message: (err as Error).message });
