@@ -28,7 +28,11 @@ export interface Lease {
 /** SQL true while member $3 is alive with an unexpired lease, by the server's clock. */
 const MEMBER_HOLDS_LEASE = `EXISTS (SELECT 1 FROM members m WHERE m.id = $3 AND m.status = 'alive' AND m.lease_expires_at > clock_timestamp())`;
 
+const OWNED_TABLES: ReadonlySet<string> = new Set<OwnedTable>(['sessions', 'tasks']);
+
 function ownedBy(table: OwnedTable): string {
+  // The table name is spliced into the statement: only the two owned tables ever are.
+  if (!OWNED_TABLES.has(table)) throw new TypeError(`lease.table ${JSON.stringify(table)}: a lease names 'sessions' or 'tasks'`);
   return `${table}.id = $1 AND ${table}.epoch = $2 AND ${table}.owner_member = $3 AND ${table}.status = 'running' AND ${MEMBER_HOLDS_LEASE}`;
 }
 
@@ -38,16 +42,19 @@ function ownedBy(table: OwnedTable): string {
  * when the lease no longer holds.
  */
 export async function fenceRow(c: pg.PoolClient, lease: Lease): Promise<void> {
-  const r = await c.query(`SELECT 1 FROM ${lease.table} WHERE ${ownedBy(lease.table)} FOR NO KEY UPDATE OF ${lease.table}`, [lease.id, lease.epoch, lease.memberId]);
+  const where = ownedBy(lease.table);
+  const r = await c.query(`SELECT 1 FROM ${lease.table} WHERE ${where} FOR NO KEY UPDATE OF ${lease.table}`, [lease.id, lease.epoch, lease.memberId]);
   if (!r.rowCount) throw new OwnershipLostError(lease.table, lease.id, lease.epoch, lease.memberId);
 }
 
 /**
- * `UPDATE <table> SET <set> WHERE <the lease holds>`. `set` uses $4, $5, … for `params`. Throws
+ * `UPDATE <table> SET <set> WHERE <the lease holds>`. `set` is SQL written in this layer (never input);
+ * it uses $4, $5, … for `params`. Throws
  * OwnershipLostError when 0 rows matched (nothing was written).
  */
 export async function fencedUpdate(c: pg.PoolClient, lease: Lease, set: string, params: readonly unknown[] = []): Promise<void> {
-  const r = await c.query(`UPDATE ${lease.table} SET ${set} WHERE ${ownedBy(lease.table)}`, [lease.id, lease.epoch, lease.memberId, ...params]);
+  const where = ownedBy(lease.table);
+  const r = await c.query(`UPDATE ${lease.table} SET ${set} WHERE ${where}`, [lease.id, lease.epoch, lease.memberId, ...params]);
   if (!r.rowCount) throw new OwnershipLostError(lease.table, lease.id, lease.epoch, lease.memberId);
 }
 
