@@ -55,25 +55,40 @@ export async function appendChainEvents(c: pg.PoolClient, sessionId: string, eve
   for (const e of prepared) {
     seq++;
     const hash = eventHash(prevHash, sessionId, seq, e.kind, e.at, e.payloadJson);
-    await c.query('INSERT INTO runtime_events (session_id, seq, kind, at, payload, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      sessionId,
-      seq,
-      e.kind,
-      e.at,
-      e.payloadJson,
-      prevHash,
-      hash,
-    ]);
     out.push({ sessionId, seq, kind: e.kind, at: e.at, prevHash, hash });
     prevHash = hash;
   }
+  // Every event and the head's move in one statement: one round trip, however many events.
+  const params: unknown[] = [sessionId];
+  const rows = out.map((ev, i) => {
+    params.push(ev.seq, ev.kind, ev.at, prepared[i]!.payloadJson, ev.prevHash, ev.hash);
+    const b = 2 + i * 6;
+    return `($1, $${b}::bigint, $${b + 1}, $${b + 2}::bigint, $${b + 3}, $${b + 4}, $${b + 5})`;
+  });
   const last = out[out.length - 1]!;
-  await c.query(
-    `INSERT INTO chain_heads (session_id, seq, hash, updated_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, updated_at = excluded.updated_at`,
-    [sessionId, last.seq, last.hash, last.at],
-  );
+  params.push(last.seq, last.hash, last.at);
+  if (params.length > 60_000) throw new StoreInputError('events', `${out.length} events in one append is over the limit of 9,999; append them in batches`);
+  try {
+    await appendStatement(c, rows, params);
+  } catch (err) {
+    // As in the SQLite store: a row already at one of these seqs means events exist past the head.
+    if ((err as { code?: string; constraint?: string }).constraint === 'runtime_events_pkey') {
+      throw new ChainInconsistentError(sessionId, `an event already exists at one of seqs ${out[0]!.seq}–${last.seq}, past the head (seq ${out[0]!.seq - 1})`);
+    }
+    throw err;
+  }
   return out;
+}
+
+async function appendStatement(c: pg.PoolClient, rows: string[], params: unknown[]): Promise<void> {
+  const n = params.length;
+  await c.query(
+    `WITH inserted AS (
+       INSERT INTO runtime_events (session_id, seq, kind, at, payload, prev_hash, hash) VALUES ${rows.join(', ')} RETURNING 1)
+     INSERT INTO chain_heads (session_id, seq, hash, updated_at) VALUES ($1, $${n - 2}::bigint, $${n - 1}, $${n}::bigint)
+     ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, updated_at = excluded.updated_at`,
+    params,
+  );
 }
 
 /**

@@ -315,6 +315,14 @@ describe('PostgreSQL control plane', { skip }, () => {
     );
     const v = await verifyControlPlaneChain(pool, session);
     assert.deepEqual(v.ok && v.count, 1 + writers * each);
+    // A row planted past the head: the next append refuses to build on a chain it cannot extend.
+    const top = 1 + writers * each;
+    await pool.query("INSERT INTO runtime_events (session_id, seq, kind, at, payload, prev_hash, hash) VALUES ($1, $2, 'note.planted', 0, '{}', 'x', 'y')", [session, top + 1]);
+    await assert.rejects(
+      inTransaction(pool, (c) => appendChainEvents(c, session, [{ kind: 'note.next', payload: {} }])),
+      (e: Error) => e.name === 'ChainInconsistentError' && new RegExp(`past the head \\(seq ${top}\\)`).test(e.message),
+    );
+    await pool.query('DELETE FROM runtime_events WHERE session_id = $1 AND seq = $2', [session, top + 1]);
     await pool.query("UPDATE runtime_events SET payload = '{\"i\":0,\"w\":99}' WHERE session_id = $1 AND seq = 17", [session]);
     const broken = await verifyControlPlaneChain(pool, session);
     assert.equal(broken.ok, false);
