@@ -116,6 +116,12 @@ export async function migrateControlPlane(pool: ControlPlanePool): Promise<numbe
     await c.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
   });
+  // A schema from a newer supervisor is refused before anything is touched.
+  const newest = await pool.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+  const known = CONTROL_PLANE_MIGRATIONS[CONTROL_PLANE_MIGRATIONS.length - 1]!.version;
+  if ((newest.rows[0]?.v ?? 0) > known) {
+    throw new ControlPlaneError('CONTROL_PLANE_TOO_NEW', `the control plane's schema is at version ${newest.rows[0]!.v}, newer than this supervisor knows (${known}); upgrade this supervisor`);
+  }
   const applied: number[] = [];
   for (const m of CONTROL_PLANE_MIGRATIONS) {
     const ran = await inTransaction(pool, async (c) => {
@@ -127,11 +133,6 @@ export async function migrateControlPlane(pool: ControlPlanePool): Promise<numbe
       return true;
     });
     if (ran) applied.push(m.version);
-  }
-  const newest = await pool.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
-  const known = CONTROL_PLANE_MIGRATIONS[CONTROL_PLANE_MIGRATIONS.length - 1]!.version;
-  if ((newest.rows[0]?.v ?? 0) > known) {
-    throw new ControlPlaneError('CONTROL_PLANE_TOO_NEW', `the control plane's schema is at version ${newest.rows[0]!.v}, newer than this supervisor knows (${known}); upgrade this supervisor`);
   }
   return applied;
 }

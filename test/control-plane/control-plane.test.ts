@@ -76,6 +76,9 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.deepEqual(await migrateControlPlane(three[0]!), []);
     const versions = await three[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
     assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3]);
+    // A schema from a newer supervisor is refused with what to do, not half-used.
+    await three[0]!.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')");
+    await assert.rejects(migrateControlPlane(three[1]!), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_TOO_NEW' && /version 99.*upgrade this supervisor/.test(e.message));
   });
 
   it('a wrong URL or a refused connection is a clear error that never shows the password', async () => {
