@@ -92,6 +92,7 @@ const SLOW_FIRST = [
   'web/web-delegation.test.js',
   'web/web-open.test.js',
   'session/library-example.test.js', // tsc type-checks an embedder
+  'control-plane/chaos.test.js', // five member processes on one PostgreSQL cluster
   'cli/operator.test.js',
   'adapters/mcp/discovery.test.js',
   'redaction/wrapped-forms.test.js',
