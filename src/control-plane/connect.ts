@@ -47,6 +47,14 @@ export interface PoolOptions {
   connectTimeoutMs?: number;
   /** Name shown in pg_stat_activity.application_name. */
   applicationName?: string;
+  /**
+   * How long a transaction may sit idle between its statements before the server ends it and
+   * releases its locks (default 1000 ms). A member paused or frozen inside a transaction (SIGSTOP,
+   * a stalled VM) would otherwise hold its row locks for as long as its TCP connection lives, and
+   * the sweep that reclaims it would wait on them forever. Our transactions send their statements
+   * back to back, so a second of silence inside one means the client stalled.
+   */
+  idleInTransactionMs?: number;
 }
 
 /**
@@ -60,6 +68,7 @@ export async function openPool(url: string, opts: PoolOptions = {}): Promise<Con
     max: opts.max ?? 4,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
     application_name: opts.applicationName ?? 'supervisor',
+    idle_in_transaction_session_timeout: opts.idleInTransactionMs ?? 1000,
     types,
   });
   // An idle connection the server ends (restart, pg_terminate_backend) must not crash the process;

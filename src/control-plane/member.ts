@@ -39,6 +39,9 @@ export interface MemberOptions {
   id?: string;
 }
 
+/** How long a sweep waits for a row lock before giving up until the next sweep. */
+const SWEEP_LOCK_TIMEOUT_MS = 1000;
+
 /** The longest lease that keeps "reclaimed within 10 s of the last heartbeat" with a 1 s sweep. */
 export const MAX_LEASE_MS = 8000;
 
@@ -134,7 +137,12 @@ export class ControlPlaneMember {
   /** One reclaim sweep now (also run on a timer); returns what it reclaimed. */
   async reclaimExpired(): Promise<ReclaimedMember[]> {
     this.assertWritable();
-    const reclaimed = await inTransaction(this.pool, (c) => reclaimExpiredMembers(c, this.id));
+    const reclaimed = await inTransaction(this.pool, async (c) => {
+      // A row the dead member still locks (its last transaction, until the server ends it) fails
+      // this sweep quickly instead of stalling it; the next sweep tries again.
+      await c.query(`SET LOCAL lock_timeout = ${SWEEP_LOCK_TIMEOUT_MS}`);
+      return reclaimExpiredMembers(c, this.id);
+    });
     if (reclaimed.length > 0) this.opts.onReclaimed?.(reclaimed);
     return reclaimed;
   }

@@ -253,6 +253,38 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true);
   });
 
+  it('a member frozen inside a transaction (its row locks held) is still reclaimed: the server ends the idle transaction, the sweep does not wait on it', async () => {
+    const { url, pool } = await freshPlane();
+    // The frozen member's own pool, as a member opens it (openPool's defaults).
+    const frozenPool = await openPool(url, { max: 2 });
+    pools.push(frozenPool);
+    const frozen = await join(frozenPool, { leaseMs: 400 });
+    const session = await createSharedSession(pool);
+    await enqueueTask(pool, { sessionId: session, kind: 'work', input: {}, maxRescues: 3 });
+    const t = (await claimTask(frozen))!;
+    // Mid-transaction, the task row and the chain head locked, then nothing: what a SIGSTOP between
+    // two statements leaves on the server.
+    const held = await frozenPool.connect();
+    held.on('error', () => {}); // the server ends this connection: that is the point
+    await held.query('BEGIN');
+    await held.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [t.id]);
+    frozen.stopTimers();
+    const sweeper = await join(pool, { leaseMs: 2000, reclaimEveryMs: 100 });
+    const deadline = Date.now() + 8000;
+    let status: string | undefined;
+    while (Date.now() < deadline) {
+      status = (await pool.query<{ status: string }>('SELECT status FROM members WHERE id = $1', [frozen.id])).rows[0]?.status;
+      if (status === 'dead') break;
+      await sleep(100);
+    }
+    assert.equal(status, 'dead', 'the sweep reclaimed the frozen member although it held a row lock');
+    const task = (await pool.query<{ status: string; rescues: number }>('SELECT status, rescues FROM tasks WHERE id = $1', [t.id])).rows[0]!;
+    assert.deepEqual([task.status, task.rescues], ['queued', 1], 'its task went back to the queue');
+    await assert.rejects(held.query('SELECT 1'), 'the server ended the idle transaction and its connection');
+    held.release(true);
+    sweeper.stopTimers();
+  });
+
   it('a task that loses its runner every time fails after max_rescues, with the reason', async () => {
     const { pool } = await freshPlane();
     const session = await createSharedSession(pool);
