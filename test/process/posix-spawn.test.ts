@@ -64,12 +64,15 @@ describe('posix_spawn start path', { skip: process.platform !== 'linux' && 'Linu
   });
 
   test('a leader with the inherited stdin gets no other descriptor of the supervisor (its store, its pipes)', async () => {
-    // What a tree would look for: every descriptor it holds, and where each leads.
-    const t = sup.spawnTree({ command: 'sh', args: ['-c', 'ls -l /proc/$$/fd | sed -n "s/.* \\([0-9]*\\) -> \\(.*\\)/\\1 \\2/p"'], stdin: 'inherit' });
+    // What a tree would look for: every descriptor it holds, and where each leads. ls writes to the
+    // shell's own stdout and the lines are read here: a pipeline (ls | sed) would have the shell
+    // hold the pipe while ls reads the list (fd 3 on a loaded machine), and `; true` keeps sh from
+    // exec'ing ls, whose own directory descriptor would be listed.
+    const t = sup.spawnTree({ command: 'sh', args: ['-c', 'ls -l /proc/$$/fd; true'], stdin: 'inherit' });
     started.add(t.spawnId);
     const o = await t.done;
     assert.equal(o.exitCode, 0);
-    const fds = o.stdout.tail.trim().split('\n').map((l) => l.split(' ')[0]);
+    const fds = [...o.stdout.tail.matchAll(/ (\d+) -> (.*)$/gm)].map((m) => m[1]);
     assert.deepEqual(fds, ['0', '1', '2'], o.stdout.tail);
     assert.doesNotMatch(o.stdout.tail, /supervisor\.db/);
   });
