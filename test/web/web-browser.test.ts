@@ -184,8 +184,10 @@ describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
     assert.equal(statusOf(s.db, req.id).status, 'pending', `the attacker changed nothing: ${tries.join(' | ')}`);
     assert.match(formAnswer, /forbidden/, 'the form POST was refused');
     assert.ok(!tries.some((t) => /"outcome"|"approvals"/.test(t)), `the attacker read nothing: ${tries.join(' | ')}`);
-    const refusals = web.log().split('\n').filter((l) => l.startsWith('supervisor web: refused'));
-    assert.ok(refusals.some((l) => /Origin "http:\/\/127\.0\.0\.1:\d+" is not/.test(l)), web.log());
+    // The refusal's log line comes through the server's stderr pipe, a little after the response.
+    const refusedOrigin = () => web.log().split('\n').some((l) => l.startsWith('supervisor web: refused') && /Origin "http:\/\/127\.0\.0\.1:\d+" is not/.test(l));
+    await waitFor('the refusal logged', () => refusedOrigin(), 5_000).catch(() => undefined);
+    assert.ok(refusedOrigin(), web.log());
     // Our own page still works, in the same browser.
     await page.locator(`[data-approval="${req.id}"] button[data-decision="deny"][data-always="false"]`).click();
     await page.locator(`[data-approval="${req.id}"][data-status="denied"]`).waitFor();

@@ -5,6 +5,7 @@ import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cleanup, raw, signIn, startWeb, stateDir, statusOf, store, type RawResponse } from './web-fixture.js';
 import { SessionStore, SpawnRecordStore } from '../../src/store/index.js';
+import { waitFor } from '../helpers/procs.js';
 
 describe('supervisor web refuses what a hostile page or a rebound name sends', { skip: process.platform !== 'linux' && 'POSIX test fixtures' }, () => {
   const c = new Cleanup();
@@ -68,8 +69,12 @@ describe('supervisor web refuses what a hostile page or a rebound name sends', {
       const cors = Object.keys(r.headers).filter((h) => h.startsWith('access-control-'));
       assert.deepEqual(cors, [], `no CORS header, ever (status ${r.status})`);
     }
-    const lines = web.log().trim().split('\n').filter((l) => l.startsWith('supervisor web: refused'));
-    assert.equal(lines.length, seen.filter((r) => r.status === 403).length, `one log line per refusal:\n${web.log()}`);
+    // Log lines arrive through the server's stderr pipe, a little after their responses.
+    const refusedLines = () => web.log().trim().split('\n').filter((l) => l.startsWith('supervisor web: refused'));
+    const refusedCount = seen.filter((r) => r.status === 403).length;
+    await waitFor('a log line per refusal', () => refusedLines().length >= refusedCount, 5_000).catch(() => undefined);
+    const lines = refusedLines();
+    assert.equal(lines.length, refusedCount, `one log line per refusal:\n${web.log()}`);
     assert.ok(!web.log().includes(web.token), 'the token never reaches the log');
   });
 

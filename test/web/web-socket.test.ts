@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { CLI } from '../helpers/procs.js';
+import { CLI, waitFor } from '../helpers/procs.js';
 import { Cleanup, stateDir, statusOf, store, type RawResponse } from './web-fixture.js';
 
 function overSocket(socketPath: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawResponse> {
@@ -107,7 +107,10 @@ describe('supervisor web --socket', { skip: process.platform !== 'linux' && 'UNI
     const read = await overSocket(socket, 'GET', '/api/state', { ...ok, host: 'evil.example' });
     assert.equal(read.status, 403, 'a read with a rebound name');
     assert.equal(statusOf(s.db, req.id).status, 'pending', 'nothing was answered');
-    const refusals = web.log().split('\n').filter((l) => l.startsWith('supervisor web: refused'));
+    // Each refusal is a line on the server's stderr, which reaches us through a pipe a little later.
+    const refusalLines = () => web.log().split('\n').filter((l) => l.startsWith('supervisor web: refused'));
+    await waitFor('a log line per refusal', () => refusalLines().length >= hostile.length + 1, 5_000).catch(() => undefined);
+    const refusals = refusalLines();
     assert.equal(refusals.length, hostile.length + 1, web.log());
     assert.ok(refusals.some((l) => /Host "evil\.example:8080" is not a loopback address/.test(l)), web.log());
 
