@@ -3,14 +3,14 @@
 // --await-approval` waits on appears, a click approves it and the run proceeds; two tabs clicking
 // at once: one wins, the other shows who decided; a page on another 127.0.0.1 port cannot answer;
 // the live stream's reconnects miss nothing.
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { Page, Response } from 'playwright-core';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { CLI, markedPids, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store, backgroundTaskCore, runStore, startRun } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, statusOf, store, backgroundTaskCore, runStore, startRun, closeBrowser } from './web-fixture.js';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 
@@ -42,6 +42,7 @@ async function assertNoCors(seen: Response[]): Promise<void> {
 describe('the operator page in chromium', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
+  after(closeBrowser);
 
   test('a real run asks while the page is open: the request appears without a reload, a click approves it and the run proceeds', async () => {
     const dir = stateDir(c);

@@ -3,11 +3,11 @@
 // the root session's page shows middle with leaf nested under it, both running; the request is
 // approved on the page, and the tree turns completed without a reload; a child's own session opens
 // from the tree.
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, runStore, startRun } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, runStore, startRun, closeBrowser } from './web-fixture.js';
 
 declare const document: any;
 
@@ -18,6 +18,7 @@ const j = (v: unknown): string => JSON.stringify(v);
 describe('the delegation tree on the operator page', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
+  after(closeBrowser);
 
   test('root → middle → leaf: nested and running while the leaf waits, completed after the page approves, without a reload', async () => {
     const dir = stateDir(c);

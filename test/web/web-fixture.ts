@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { openStore, PendingApprovalStore, SessionStore, type Database, type PendingApproval } from '../../src/store/index.js';
 import { localPrincipal } from '../../src/session/principal.js';
 import { CLI } from '../helpers/procs.js';
@@ -94,17 +94,30 @@ export async function startWeb(c: Cleanup, dir: string, env: Record<string, stri
   return { url, port, token: new URL(url).hash.replace('#token=', ''), child, log: () => err };
 }
 
-/** Debian's chromium, headless, a fresh profile; closed (and its profile removed) at cleanup. */
+/** The file's one chromium (a start costs ~1 CPU-s); each test gets a context of its own. */
+let shared: Browser | null = null;
+
+/**
+ * A fresh browser context (its own cookies, storage and cache, as a new profile) in the test
+ * file's headless Debian chromium; closed at cleanup. The chromium itself is closed by
+ * closeBrowser(), which every file that uses this calls in its after().
+ */
 export async function browser(c: Cleanup): Promise<BrowserContext> {
-  const profile = mkdtempSync(join(tmpdir(), 'web-chromium-'));
-  c.add(() => rmSync(profile, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(profile, {
+  shared ??= await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  const context = await shared.newContext();
   c.add(() => context.close());
   return context;
+}
+
+/** Closes the file's chromium (after its last test), so no browser process outlives the file. */
+export async function closeBrowser(): Promise<void> {
+  const b = shared;
+  shared = null;
+  await b?.close();
 }
 
 export interface RawResponse {

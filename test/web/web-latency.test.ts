@@ -2,9 +2,9 @@
 // signed in, following the live stream) within 500 ms; 50 requests, p50 and p99 printed. It runs in
 // the serial group of scripts/run-tests.mjs: it bounds wall time (the 10,000-event page, which does
 // not, is web-timeline-size.test.ts).
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, store } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, store, closeBrowser } from './web-fixture.js';
 
 // page.evaluate's functions run in the browser; the tests compile without the DOM library.
 declare const document: any;
@@ -15,6 +15,7 @@ declare const HTMLElement: any;
 describe('the operator page in chromium: latency', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
+  after(closeBrowser);
 
   test('a request stored while the page is open appears within 500 ms (50 requests: p50, p99)', async () => {
     const dir = stateDir(c);

@@ -3,12 +3,12 @@
 // would receive it. The token is in no process's arguments: the opener gets a 0600 launch file in a
 // 0700 directory, which redirects to the printed URL; Debian's chromium, given that file, lands on
 // the page signed in, the launch file is then gone and the token is spent.
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { alive, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, signIn, startWeb, stateDir, store } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, signIn, startWeb, stateDir, store, closeBrowser } from './web-fixture.js';
 
 declare const document: any;
 
@@ -28,6 +28,7 @@ function allCommandLines(): string[] {
 describe('supervisor web --open', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
+  after(closeBrowser);
 
   test('$BROWSER is started with a 0600 launch file, not the token; chromium given the file signs in; the file is then removed', async () => {
     const dir = stateDir(c);

@@ -1,9 +1,9 @@
 // A session of 10,000 events in the operator's page (Debian chromium, signed in): the timeline holds
 // every one, and the page's JS heap stays bounded; the load time is printed. No wall-time bound, so
 // it runs in the parallel group (web-latency.test.ts holds the 500 ms bound, alone).
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, store } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, store, closeBrowser } from './web-fixture.js';
 import { SessionStore } from '../../src/store/index.js';
 import { localPrincipal } from '../../src/session/principal.js';
 
@@ -13,6 +13,7 @@ declare const document: any;
 describe('the operator page in chromium: a long timeline', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
+  after(closeBrowser);
 
   test("a session of 10,000 events: the page's timeline holds them all; its heap and load time", async () => {
     const dir = stateDir(c);

@@ -3,11 +3,11 @@
 // lists the tree's processes (the pids the kernel has, the escapee marked), a click on its Cancel
 // stops it, the tree leaves the page without a reload, and every one of its processes is gone.
 // `supervisor ps` lists the same tree from the same view.
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { alive, CLI, markedPids, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, backgroundTaskCore, runStore, startRun } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, backgroundTaskCore, runStore, startRun, closeBrowser } from './web-fixture.js';
 import { readStat } from '../../src/process/linux/procfs.js';
 
 declare const document: any;
@@ -18,6 +18,7 @@ const REACH_MS = 90_000;
 describe('live process trees on the operator page', { skip: NO_BROWSER }, () => {
   const c = new Cleanup();
   afterEach(() => c.run());
+  after(closeBrowser);
 
   test('a task tree with an escapee is listed live; Cancel stops it and it leaves the open page; its processes are gone', async () => {
     const dir = stateDir(c);
