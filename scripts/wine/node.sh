@@ -38,11 +38,15 @@ trap 'on_signal TERM' TERM
 trap 'on_signal HUP' HUP
 attempt=1
 while :; do
-  timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$out/stdout" 2>"$out/stderr" &
+  # Files of this attempt only: the background job opens (truncates) its redirections after the
+  # fork, so a shared name would let the poll below read the first attempt's "crashed" again.
+  stdout_file=$out/stdout.$attempt
+  stderr_file=$out/stderr.$attempt
+  timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$stdout_file" 2>"$stderr_file" &
   pid=$!
   crashed=''
   while kill -0 "$pid" 2>/dev/null; do
-    if [ -z "$crashed" ] && grep -q 'wineserver crashed' "$out/stderr" 2>/dev/null; then
+    if [ -z "$crashed" ] && grep -q 'wineserver crashed' "$stderr_file" 2>/dev/null; then
       crashed=1
       kill -TERM "$pid" 2>/dev/null
       wine_stop
@@ -52,8 +56,8 @@ while :; do
   wait "$pid"; rc=$?
   if [ -n "$crashed" ] && [ -z "$stopped" ] && [ "$attempt" -eq 1 ]; then
     echo "node.sh: the wineserver crashed (Wine's failure, not a test's); the first attempt printed:" >&2
-    cat "$out/stdout"
-    cat "$out/stderr" >&2
+    cat "$stdout_file"
+    cat "$stderr_file" >&2
     echo "node.sh: running again, once" >&2
     attempt=2
     continue
@@ -62,8 +66,8 @@ while :; do
 done
 trap - INT TERM HUP
 
-cat "$out/stdout"
-cat "$out/stderr" >&2
+cat "$stdout_file"
+cat "$stderr_file" >&2
 rm -rf "$out"
 
 if [ -n "$crashed" ] && [ -z "$stopped" ]; then

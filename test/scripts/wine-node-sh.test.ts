@@ -4,7 +4,7 @@
 // (SUPERVISOR_WINE_PATH_PREFIX) and a cache folder of its own, so no Wine is needed.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,9 +36,17 @@ describe('scripts/wine/node.sh and a crashed wineserver', { skip: process.platfo
     chmodSync(join(bin, 'wine64'), 0o755);
     const run = () =>
       spawnSync('bash', [NODE_SH, '-e', 'x'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, SUPERVISOR_WINE_CACHE: cache, SUPERVISOR_WINE_PATH_PREFIX: bin } });
+    const runAsync = () =>
+      new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn('bash', [NODE_SH, '-e', 'x'], { env: { ...process.env, SUPERVISOR_WINE_CACHE: cache, SUPERVISOR_WINE_PATH_PREFIX: bin } });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.stdout.resume();
+        child.on('close', (status) => resolve({ status, stderr }));
+      });
     const calls = () => Number(readFileSync(count, 'utf8'));
     const leftovers = () => readFileSync(pids, 'utf8').trim().split('\n').map(Number).filter(alive);
-    return { run, calls, leftovers };
+    return { run, runAsync, calls, leftovers };
   }
 
   test('one crash: seen at once, the hung attempt ended, the run started again and its result is the exit code', () => {
@@ -58,5 +66,18 @@ describe('scripts/wine/node.sh and a crashed wineserver', { skip: process.platfo
     assert.match(r.stderr, /crashed again; giving up \(exit 125\)/);
     assert.equal(w.calls(), 2);
     assert.deepEqual(w.leftovers(), []);
+  });
+
+  // The second attempt once read the first attempt's stderr file before its own redirection had
+  // truncated it (the fork opens it later), saw "crashed" again and gave up with 125. The window is
+  // the time between fork and open, so the runs go many at once to load the scheduler.
+  test('many crashed runs at once: each second attempt reads only its own output', async () => {
+    const runs = Array.from({ length: 24 }, (_, i) => setup(`many-${i}`, 1));
+    const results = await Promise.all(runs.map((w) => w.runAsync()));
+    results.forEach((r, i) => {
+      assert.equal(r.status, 0, `run ${i}: ${r.stderr}`);
+      assert.equal(runs[i]!.calls(), 2, `run ${i} started wine64 twice`);
+    });
+    assert.deepEqual(runs.flatMap((w) => w.leftovers()), []);
   });
 });
