@@ -23,6 +23,13 @@ export interface DelegationRequest {
   readonly toolsets?: readonly string[];
   readonly tools?: readonly string[];
   readonly grants?: readonly string[];
+  /**
+   * Set by the supervisor, never from a model's arguments (evolve_core's edits): the folder the
+   * child edits. It becomes the child's workspace, writable only inside the OS sandbox
+   * (terminal.sandbox: workspace-write); the child gets the terminal and nothing that writes
+   * outside it (no authored tools, no MCP servers, no further children).
+   */
+  readonly editScope?: string;
 }
 
 /** How a delegated child ended; the answer is bounded, and redacted again with the effect's views. */

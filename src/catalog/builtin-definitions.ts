@@ -85,6 +85,12 @@ export const EVOLVE_CORE_INPUT_SCHEMA = {
       },
       description: 'start: the files to write in the run\'s worktree (never the live core).',
     },
+    agent: {
+      type: 'string',
+      pattern: '^[a-z][a-z0-9_-]{0,62}$',
+      description: 'start, instead of edits: a child agent (agent/agents/) that makes the edits with the terminal, sandboxed, writing the run\'s worktree and nothing else.',
+    },
+    task: { type: 'string', minLength: 1, maxLength: 16_384, description: 'start with agent: what the child should change.' },
   },
   required: ['action'],
   additionalProperties: false,
@@ -221,7 +227,7 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
       name: 'evolve_core',
       toolset: 'evolve',
       description:
-        'Change this agent\'s own core safely: start a run with file edits (in an isolated Git worktree, never the live core), review it ' +
+        'Change this agent\'s own core safely: start a run with file edits, or with a child agent that edits in a sandbox (in an isolated Git worktree, never the live core), review it ' +
         '(files, gates, security diff), then promote it (the operator approves the security diff) or discard it.',
       inputSchema: EVOLVE_CORE_INPUT_SCHEMA,
       capability: 'core.evolve',

@@ -175,13 +175,15 @@ export function trustedToolsCrossCheck(agent: { tool_hosts?: { trusted: readonly
 
 /**
  * When a terminal command runs inside the OS sandbox: `auto` (default) for the calls a command
- * class approved (auto_approve), `always` for every call, explicit approvals included; with
- * `always` and no sandbox on the machine, the terminal is refused (fail closed).
+ * class approved (auto_approve), `always` for every call, explicit approvals included;
+ * `workspace-write` as `always`, with the workspace writable (its `.git` stays read-only) and
+ * nothing else. With `always` or `workspace-write` and no sandbox on the machine, the terminal is
+ * refused (fail closed).
  */
-export const TERMINAL_SANDBOX_MODES = ['auto', 'always'] as const;
+export const TERMINAL_SANDBOX_MODES = ['auto', 'always', 'workspace-write'] as const;
 export const TerminalConfigSchema = z
   .object({
-    sandbox: z.enum(TERMINAL_SANDBOX_MODES, { errorMap: () => ({ message: "must be 'auto' (sandbox the calls auto_approve let through) or 'always' (sandbox every terminal call)" }) }).default('auto'),
+    sandbox: z.enum(TERMINAL_SANDBOX_MODES, { errorMap: () => ({ message: "must be 'auto' (sandbox the calls auto_approve let through), 'always' (sandbox every terminal call) or 'workspace-write' (every call sandboxed, the workspace writable)" }) }).default('auto'),
   })
   .strict();
 

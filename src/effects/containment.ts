@@ -1,7 +1,8 @@
 // Auto-approval means sandboxed. A call a command class approved (auto_approve: [read-only]) was
 // judged by a classifier reading a command line, not by anyone: it runs only where the kernel
 // holds it (the OS sandbox), or it asks. A call someone approved runs as approved, unless
-// agent.yaml asks for the sandbox on every call (terminal.sandbox: always), which fails closed.
+// agent.yaml asks for the sandbox on every call (terminal.sandbox: always or workspace-write),
+// which fails closed.
 import type { ApprovalDecision, ApprovalPolicy, RefinedPolicy } from '../policy/index.js';
 import type { SandboxAvailability } from '../process/index.js';
 import type { Preflight, SandboxRequirement } from '../adapters/adapter-types.js';
@@ -11,7 +12,7 @@ export interface Containment {
   readonly policy: ApprovalPolicy;
   /** The class that relaxed the policy and will be contained; null when nothing was relaxed. */
   readonly relaxedByClass: string | null;
-  /** agent.yaml terminal.sandbox: always (every call runs sandboxed). */
+  /** agent.yaml terminal.sandbox: always or workspace-write (every call runs sandboxed). */
   readonly always: boolean;
   /** Why a class approval was withheld (the call asks instead); null when it was not. */
   readonly withheld: string | null;
@@ -29,7 +30,7 @@ export function containmentFor(refined: RefinedPolicy, pre: Preflight, availabil
     if (!a.usable) {
       return {
         ok: false,
-        message: `agent.yaml terminal.sandbox: always runs every terminal call inside the OS sandbox, and none works on this machine: ${a.reason}. Fix: make the sandbox work (supervisor doctor says what is missing), or set terminal.sandbox: auto to run explicitly approved calls unsandboxed`,
+        message: `agent.yaml terminal.sandbox: always (or workspace-write) runs every terminal call inside the OS sandbox, and none works on this machine: ${a.reason}. Fix: make the sandbox work (supervisor doctor says what is missing), or set terminal.sandbox: auto to run explicitly approved calls unsandboxed`,
       };
     }
   }
@@ -53,7 +54,7 @@ export function containmentFor(refined: RefinedPolicy, pre: Preflight, availabil
  * remembered answer is an explicit approval and keeps today's (unsandboxed) run.
  */
 export function sandboxRequirement(c: Containment, decision: ApprovalDecision): SandboxRequirement | null {
-  if (c.always) return { because: 'always', why: 'agent.yaml terminal.sandbox: always' };
+  if (c.always) return { because: 'always', why: 'agent.yaml terminal.sandbox: always (or workspace-write)' };
   if (c.relaxedByClass !== null && c.policy === 'auto' && decision.approved && decision.source === 'policy') {
     return { because: 'class', why: `auto-approved by class ${c.relaxedByClass}` };
   }

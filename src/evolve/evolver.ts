@@ -40,8 +40,19 @@ export interface Edit {
   content: string | null;
 }
 
+/**
+ * Who makes a run's edits when they are not an edit list: a child session working in the
+ * candidate folder (evolve_core's `agent`), writable to it inside the OS sandbox only. Its report
+ * becomes the run's `edited` gate: an editor that did not finish blocks promotion.
+ */
+export interface Editor {
+  /** One line for the task's summary, e.g. "child agent editor". */
+  readonly describe: string;
+  edit(candidateDir: string): Promise<{ ok: boolean; detail: string; child_session: string | null }>;
+}
+
 export interface Gate {
-  gate: 'core_loads' | 'catalog_resolves' | 'authored_tests';
+  gate: 'edited' | 'plain_files' | 'core_loads' | 'catalog_resolves' | 'authored_tests';
   ok: boolean;
   detail: string;
 }
@@ -60,7 +71,10 @@ export interface EvolveRun {
   branch: string;
   worktree: string;
   candidate: string;
-  files: { path: string; change: 'added' | 'modified' | 'deleted' }[];
+  /** `mode`: Git's file mode on the candidate side (100644, 100755; 120000 a link; 160000 a repository). */
+  files: { path: string; change: 'added' | 'modified' | 'deleted'; mode: string }[];
+  /** The child session that made the edits (evolve_core's `agent`), when one did. */
+  editor?: { child_session: string | null; detail: string };
   gates: Gate[];
   security: SecurityDiff | null;
   /** sha256 of (candidate tree, security diff): what an approval of promote is bound to. */
@@ -221,21 +235,23 @@ async function reviewHash(repo: string, commit: string, security: SecurityDiff |
  * `evolve/<id>`, the edits applied and committed there, the gates and the security diff worked
  * out. The live core and its branch are not touched.
  */
-export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir: string; principal: string; edits: readonly Edit[]; supervisor?: ProcessSupervisor }): Promise<EvolveRun> {
+export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir: string; principal: string; edits?: readonly Edit[]; editor?: Editor; supervisor?: ProcessSupervisor }): Promise<EvolveRun> {
   const repo = await coreRepo(o.live.dir);
-  const edits = o.edits.map((e) => ({ path: checkedEditPath(e.path), content: e.content }));
+  const edits = (o.edits ?? []).map((e) => ({ path: checkedEditPath(e.path), content: e.content }));
   const worktree = path.join(o.stateDir, 'evolve', o.runId);
   const branch = `evolve/${o.runId}`;
   fs.mkdirSync(path.dirname(worktree), { recursive: true, mode: 0o700 });
   await git(repo.top, ['worktree', 'add', '--quiet', '-b', branch, worktree, repo.head]);
   const candidateDir = path.join(worktree, repo.prefix);
-  for (const e of edits) applyEdit(candidateDir, e.path, e.content);
+  const edited = o.editor ? await editInWorktree(worktree, candidateDir, o.editor) : applyEdits(candidateDir, edits);
   await git(worktree, ['add', '-A', '--', repo.prefix || '.']);
   const changed = await gitSucceeds(worktree, ['diff', '--cached', '--quiet']).then((same) => !same);
-  if (changed) await git(worktree, ['commit', '--quiet', '--no-verify', '-m', `evolve ${o.runId}: ${edits.length} edit(s)`]);
+  if (changed) await git(worktree, ['commit', '--quiet', '--no-verify', '-m', `evolve ${o.runId}: ${o.editor ? o.editor.describe : `${edits.length} edit(s)`}`]);
   const candidate = (await git(worktree, ['rev-parse', 'HEAD'])).trim();
   const files = await changedFiles(repo.top, repo.head, candidate);
-  const { gates, core } = await runGates(candidateDir, o.principal, o.supervisor ?? null);
+  const checked = await runGates(candidateDir, o.principal, o.supervisor ?? null);
+  const gates = [edited.gate, plainFilesGate(files), ...checked.gates];
+  const core = checked.core;
   const security = core ? securityDiff(o.live, core) : null;
   return {
     id: o.runId,
@@ -252,18 +268,53 @@ export async function startRun(o: { live: CoreSnapshot; runId: string; stateDir:
     gates,
     security,
     review_hash: await reviewHash(repo.top, candidate, security),
+    ...(edited.editor ? { editor: edited.editor } : {}),
   };
 }
 
+type Edited = { gate: Gate; editor?: EvolveRun['editor'] };
+
+/** The edit list, written by the supervisor itself (path checks, no link followed). */
+function applyEdits(candidateDir: string, edits: readonly Edit[]): Edited {
+  for (const e of edits) applyEdit(candidateDir, e.path, e.content);
+  return { gate: { gate: 'edited', ok: true, detail: `${edits.length} edit(s) written by the supervisor` } };
+}
+
+/**
+ * The editor's edits. The worktree's `.git` pointer is read-only to the editor (the sandbox binds
+ * it so), and checked here too: the supervisor runs git in this worktree next, and a pointer moved
+ * to another repository would make it commit there.
+ */
+async function editInWorktree(worktree: string, candidateDir: string, editor: Editor): Promise<Edited> {
+  const pointer = path.join(worktree, '.git');
+  const before = fs.readFileSync(pointer, 'utf8');
+  const report = await editor.edit(candidateDir);
+  const after = fs.lstatSync(pointer, { throwIfNoEntry: false })?.isFile() ? fs.readFileSync(pointer, 'utf8') : null;
+  if (after !== before) throw new EvolveError('EVOLVE_EDIT_REFUSED', `the editor changed ${pointer}, the worktree's link to its repository; the run is refused (nothing was committed)`);
+  return { gate: { gate: 'edited', ok: report.ok, detail: report.detail }, editor: { child_session: report.child_session, detail: report.detail } };
+}
+
+/** The files a run changed, with their candidate-side modes (`git diff --raw`: ":old new oldsha newsha S\0path\0"). */
 async function changedFiles(repo: string, from: string, to: string): Promise<EvolveRun['files']> {
-  const out = await git(repo, ['diff', '--name-status', '--no-renames', '-z', from, to]);
+  const out = await git(repo, ['diff', '--raw', '--no-renames', '--no-abbrev', '-z', from, to]);
   const parts = out.split('\0').filter(Boolean);
   const files: EvolveRun['files'] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
-    const s = parts[i]!;
-    files.push({ path: parts[i + 1]!, change: s === 'A' ? 'added' : s === 'D' ? 'deleted' : 'modified' });
+    const [, mode = '', , , status = ''] = parts[i]!.slice(1).split(' ');
+    files.push({ path: parts[i + 1]!, change: status === 'A' ? 'added' : status === 'D' ? 'deleted' : 'modified', mode: status === 'D' ? '000000' : mode });
   }
   return files;
+}
+
+/**
+ * Only plain files may be promoted: a link (mode 120000) or an embedded repository (160000) that
+ * an editor made in the candidate would carry the live core's reads somewhere else.
+ */
+function plainFilesGate(files: EvolveRun['files']): Gate {
+  const odd = files.filter((f) => f.change !== 'deleted' && f.mode !== '100644' && f.mode !== '100755');
+  if (odd.length === 0) return { gate: 'plain_files', ok: true, detail: `${files.length} changed file(s), all plain files` };
+  const what = (mode: string): string => (mode === '120000' ? 'a symbolic link' : mode === '160000' ? 'an embedded repository' : `mode ${mode}`);
+  return { gate: 'plain_files', ok: false, detail: `not plain files, which a run may not add: ${odd.slice(0, 10).map((f) => `${f.path} (${what(f.mode)})`).join(', ')}` };
 }
 
 /** The review: files, the patch (bounded), gates and security diff, and the hash an approval binds. */

@@ -154,6 +154,9 @@ export interface ChildScope {
   readonly tools: readonly string[] | null;
 }
 
+/** What a child that edits a folder (DelegationRequest.editScope) may use: the sandboxed terminal. */
+export const EDIT_TOOLSETS: readonly BuiltinToolset[] = ['terminal'];
+
 /** The child's scope: every part an intersection with the parent's; `agents` only below the depth limit. */
 export function childScope(parent: Pick<DelegationContext, 'catalog' | 'sessionCore' | 'depth' | 'maxDepth'>, def: AgentDefinition, req: DelegationRequest): ChildScope {
   const depth = parent.depth + 1;
@@ -161,7 +164,8 @@ export function childScope(parent: Pick<DelegationContext, 'catalog' | 'sessionC
   if (req.grants !== undefined) grants = intersectGrants(grants, req.grants);
   const parentToolsets = new Set<string>(parent.sessionCore.agent.toolsets);
   const asked = req.toolsets === undefined ? null : new Set(req.toolsets);
-  const toolsets = def.toolsets.filter((t) => parentToolsets.has(t) && (asked === null || asked.has(t)) && (t !== 'agents' || depth < parent.maxDepth));
+  const allowed = (t: BuiltinToolset): boolean => parentToolsets.has(t) && (asked === null || asked.has(t)) && (t !== 'agents' || depth < parent.maxDepth) && (req.editScope === undefined || EDIT_TOOLSETS.includes(t));
+  const toolsets = def.toolsets.filter(allowed);
   let tools: string[] | null = def.tools === undefined ? null : [...def.tools];
   if (req.tools !== undefined) tools = tools === null ? [...req.tools] : tools.filter((t) => req.tools!.includes(t));
   // The parent's own selection bounds the child's: a tool the parent cannot see, the child cannot.
@@ -170,10 +174,15 @@ export function childScope(parent: Pick<DelegationContext, 'catalog' | 'sessionC
   return { depth, maxDepth: parent.maxDepth, grants, toolsets, tools };
 }
 
-/** The core a child's catalog is built from: the parent's, its authority narrowed to the scope. */
-function childCore(parent: CoreSnapshot, def: AgentDefinition, scope: ChildScope, iterations: number): CoreSnapshot {
+/**
+ * The core a child's catalog is built from: the parent's, its authority narrowed to the scope. A
+ * child that edits a folder works in it, and only through the sandboxed terminal: that folder is
+ * its workspace, writable inside the sandbox alone; authored tools and MCP servers (which run
+ * outside it) are not its to call.
+ */
+function childCore(parent: CoreSnapshot, def: AgentDefinition, scope: ChildScope, iterations: number, editScope: string | undefined): CoreSnapshot {
   const snapshot = CapabilitySnapshot.from(scope.grants);
-  return {
+  const child = {
     ...parent,
     agent: {
       ...parent.agent,
@@ -185,6 +194,8 @@ function childCore(parent: CoreSnapshot, def: AgentDefinition, scope: ChildScope
     // Only servers the child may connect to are discovered for it, on its own connections.
     mcp: parent.mcp.filter((d) => snapshot.allows(`mcp.connect:${d.name}`)),
   } as CoreSnapshot;
+  if (editScope === undefined) return child;
+  return { ...child, workspace: editScope, tools: [], mcp: [], agent: { ...child.agent, terminal: { ...child.agent.terminal, sandbox: 'workspace-write' } } } as CoreSnapshot;
 }
 
 type ChildStatus = DelegationResult['status'];
@@ -320,7 +331,7 @@ export class SessionDelegator implements Delegator {
         status = 'budget_exhausted';
         why = 'nothing was left of the parent\'s budget for this child';
       } else {
-        const core = childCore(ctx.sessionCore, def, scope, granted.iterations ?? CHILD_DEFAULTS.iterations);
+        const core = childCore(ctx.sessionCore, def, scope, granted.iterations ?? CHILD_DEFAULTS.iterations, req.editScope);
         const childTasks = new RuntimeTaskWorker({ supervisor: ctx.supervisor, db: ctx.db });
         opened.defer(() => childTasks.close());
         const broker = new ApprovalBroker({ approver: new RuleApprover(ApprovalRules.parse({ deny: ctx.deny }), taggedApprover(ctx.fallback, [...ctx.lineage, def.name])) });

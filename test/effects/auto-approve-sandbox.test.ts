@@ -307,6 +307,27 @@ describe('auto-approval means sandboxed (issue 15)', { skip: process.platform !=
       assert.equal(existsSync(join(r.dir, 'marker')) || existsSync(join(r.dir, 'marker2')), false);
     });
 
+    test('terminal.sandbox: workspace-write: an explicit approval writes the workspace and nothing else; its .git stays read-only', async () => {
+      const outside = tempDir('sv-ww-outside-');
+      try {
+        const r = await suite.runtime({
+          files: { 'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\nterminal:\n  sandbox: workspace-write\n', '.git/config': '[core]\n' },
+          approver: new RuleApprover(ApprovalRules.parse({ approve: ['terminal'] })),
+          principal: 'p',
+        });
+        const command = `echo in > made.txt; echo hook > .git/post-commit; echo x >> .git/config; rm -rf .git; echo out > ${outside.path}/escaped; echo up > ../ww-escaped-${process.pid}; true`;
+        const out = await r.runtime.execute(r.runtime.request('terminal', { command })!, r.ctx);
+        assert.equal(sandboxed(out), true);
+        assert.equal(readFileSync(join(r.dir, 'made.txt'), 'utf8'), 'in\n', 'the workspace is writable');
+        assert.equal(readFileSync(join(r.dir, '.git', 'config'), 'utf8'), '[core]\n', '.git is read-only');
+        assert.equal(existsSync(join(r.dir, '.git', 'post-commit')), false);
+        assert.equal(existsSync(join(outside.path, 'escaped')), false, 'nothing outside the workspace');
+        assert.equal(existsSync(join(r.dir, '..', `ww-escaped-${process.pid}`)), false);
+      } finally {
+        outside.remove();
+      }
+    });
+
     test('a background task auto-approved by class runs sandboxed too: its log holds nothing from outside the workspace', async () => {
       const worker = suite.taskWorker();
       const mark = `bg-outside-${randomBytes(8).toString('hex')}`;

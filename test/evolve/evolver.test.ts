@@ -49,15 +49,16 @@ describe('evolve runs on a real repository', () => {
     const run = await start(core, [{ path: 'agent/mcp/shell.yaml', content: MCP_NEW }, { path: 'agent.yaml', content: `${AGENT}toolsets_note: x\n` }]);
     // The second edit makes agent.yaml invalid (unknown key): the gate says so.
     assert.equal(run.status, 'gates_failed');
-    assert.equal(run.gates[0]!.gate, 'core_loads');
-    assert.match(run.gates[0]!.detail, /toolsets_note/);
+    const failed = run.gates.filter((g) => !g.ok);
+    assert.deepEqual(failed.map((g) => g.gate), ['core_loads']);
+    assert.match(failed[0]!.detail, /toolsets_note/);
     assert.equal(git(repo, 'rev-parse', 'main'), before, 'the live branch did not move');
     assert.equal(readFileSync(join(core, 'agent.yaml'), 'utf8'), AGENT, 'the live file did not change');
     assert.ok(!existsSync(join(core, 'agent', 'mcp')), 'no file of the candidate in the live core');
 
     const ok = await start(core, [{ path: 'agent/mcp/shell.yaml', content: MCP_NEW }]);
     assert.equal(ok.status, 'ready', JSON.stringify(ok.gates));
-    assert.deepEqual(ok.files, [{ path: 'core/agent/mcp/shell.yaml', change: 'added' }]);
+    assert.deepEqual(ok.files, [{ path: 'core/agent/mcp/shell.yaml', change: 'added', mode: '100644' }]);
     const added = ok.security!.mcp.added.shell!;
     assert.equal(ok.security!.empty, false);
     assert.equal(added.command, '/bin/sh');

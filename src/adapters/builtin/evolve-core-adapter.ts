@@ -4,16 +4,20 @@
 // showed (candidate tree + security diff): a run changed after review cannot use that approval.
 // Step 4 reads only the store; git runs at step 7.
 import { createHash } from 'node:crypto';
-import { discardRun, EvolveError, promoteRun, reviewRun, rollbackRun, startRun, type Edit, type EvolveRun } from '../../evolve/evolver.js';
+import { discardRun, EvolveError, promoteRun, reviewRun, rollbackRun, startRun, type Edit, type Editor, type EvolveRun } from '../../evolve/evolver.js';
+import { sandboxAvailability } from '../../process/index.js';
 import { securitySummary } from '../../evolve/security-diff.js';
 import type { TaskRecord } from '../../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter, type InvokeEnv } from '../adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter, type InvokeEnv, type Preflight } from '../adapter-types.js';
 
 type Action = 'start' | 'review' | 'promote' | 'rollback' | 'discard';
 interface Args {
   action: Action;
   run?: string;
   edits?: Edit[];
+  /** start: a child agent makes the edits instead of an edit list. */
+  agent?: string;
+  task?: string;
 }
 
 function worker(env: AdapterEnv) {
@@ -37,7 +41,8 @@ export const evolveCoreAdapter: EffectAdapter = {
     const args = raw as Args;
     switch (args.action) {
       case 'start': {
-        if (!args.edits || args.edits.length === 0) throw new AdapterCheckError('start needs edits: [{ path, content }] (content null deletes)');
+        if (args.agent !== undefined || args.task !== undefined) return startByChild(env, args);
+        if (!args.edits || args.edits.length === 0) throw new AdapterCheckError('start needs edits: [{ path, content }] (content null deletes), or agent and task (a child agent edits)');
         worker(env);
         const paths = args.edits.map((e) => e.path);
         return {
@@ -93,7 +98,7 @@ export const evolveCoreAdapter: EffectAdapter = {
     try {
       switch (args.action) {
         case 'start':
-          return await start(env, args.edits ?? []);
+          return await start(env, args.agent !== undefined ? { editor: childEditor(env, args.agent, args.task ?? '') } : { edits: args.edits ?? [] });
         case 'review': {
           const { run } = runOf(env, args.run);
           const r = await reviewRun(run);
@@ -130,14 +135,52 @@ export const evolveCoreAdapter: EffectAdapter = {
   },
 };
 
+/**
+ * start with a child agent: the same checks delegate_task makes (the definition exists, the depth
+ * allows it, and the caller holds agent.spawn), and the sandbox the child's writes are held by:
+ * without one, no child may edit (fail closed), and the run is not started.
+ */
+function startByChild(env: AdapterEnv, args: Args): Preflight {
+  if (args.edits !== undefined) throw new AdapterCheckError('start takes edits or agent and task, not both');
+  if (!args.agent || !args.task) throw new AdapterCheckError('start with a child agent needs both agent (a definition in agent/agents/) and task (what it should change)');
+  worker(env);
+  if (!env.delegation) throw new AdapterUnavailableError('a child agent needs the session layer (a session opened with openSession); this runtime has none');
+  env.delegation.check(args.agent);
+  const tier = sandboxAvailability();
+  if (!tier.usable) throw new AdapterCheckError(`a child agent edits a run only inside the OS sandbox (the worktree writable, nothing else), and none works on this machine: ${tier.reason}; pass edits instead, or make the sandbox work (supervisor doctor)`);
+  return {
+    checks: [],
+    action: { kind: 'evolve.start', target: { core: env.core.dir, agent: args.agent, task: digest(args.task) } },
+    summary: `evolve ${env.core.dir}: child agent ${args.agent} edits a new worktree, sandboxed: ${args.task.length > 200 ? `${args.task.slice(0, 200)}…` : args.task}`,
+    audit: { action: 'start', agent: args.agent, task_chars: args.task.length },
+    // Starting a child is agent.spawn's authority, whatever tool asks for it.
+    requires: ['agent.spawn'],
+    background: true,
+  };
+}
+
+/** The run's editor: a delegated child whose workspace is the candidate folder (DelegationRequest.editScope). */
+function childEditor(env: InvokeEnv, agent: string, task: string): Editor {
+  return {
+    describe: `child agent ${agent}`,
+    async edit(candidateDir) {
+      if (!env.delegation) throw new AdapterCheckError('a child agent needs the session layer');
+      const r = await env.delegation.run({ agent, task, editScope: candidateDir }, env.signal, env.deadlineMs);
+      const child = typeof r.detail.child_session === 'string' ? r.detail.child_session : null;
+      return { ok: r.status === 'completed', detail: `child agent ${agent} ${r.status}: ${r.answer.slice(0, 2_000)}`, child_session: child };
+    },
+  };
+}
+
 /** start: the run is an evolver.run task of this session; the call waits for its worktree, commit and gates. */
-async function start(env: InvokeEnv, edits: readonly Edit[]) {
+async function start(env: InvokeEnv, by: { edits: readonly Edit[] } | { editor: Editor }) {
   const tasks = worker(env);
+  const what = 'editor' in by ? by.editor.describe : `${by.edits.length} edit(s)`;
   const { task, ended } = tasks.startAgent(
     env.owner,
-    { kind: 'evolver.run', sessionId: env.owner.sessionId, sourceTool: 'evolve_core', summary: `evolve ${env.core.dir}: ${edits.length} edit(s)`, metadata: { edits: edits.map((e) => e.path) } },
+    { kind: 'evolver.run', sessionId: env.owner.sessionId, sourceTool: 'evolve_core', summary: `evolve ${env.core.dir}: ${what}`, metadata: 'editor' in by ? { editor: by.editor.describe } : { edits: by.edits.map((e) => e.path) } },
     async (t) => {
-      const run = await startRun({ live: env.core as never, runId: t.id, stateDir: env.supervisor.stateDir, principal: env.owner.principal, edits, supervisor: env.supervisor });
+      const run = await startRun({ live: env.core as never, runId: t.id, stateDir: env.supervisor.stateDir, principal: env.owner.principal, ...by, supervisor: env.supervisor });
       return { status: 'completed', reason: `run ${run.status}`, logTail: '', childSessionId: null, metadata: run as unknown as Record<string, unknown> };
     },
   );

@@ -8,9 +8,9 @@ import { hiddenRootShown, homeRoots } from '../../process/index.js';
 import { resolveCommand } from '../../process/resolve-command.js';
 import { WriteScopeConflictError } from '../../store/index.js';
 import { TaskLimitError } from '../../tasks/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter } from '../adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type EffectAdapter, type InvokeEnv } from '../adapter-types.js';
 import { classifyCommand } from './terminal-classify/index.js';
-import { preflightTerminal, runTerminal, shellFor, terminalSandboxLaunch, type TerminalInput, type TerminalPrepared } from './terminal.js';
+import { preflightTerminal, runTerminal, shellFor, terminalSandboxLaunch, type TerminalInput, type TerminalPrepared, type TerminalSandbox } from './terminal.js';
 import { resolveInsideWorkspace, WorkspacePathError } from './workspace-path.js';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -112,13 +112,14 @@ export const terminalAdapter: EffectAdapter = {
     // only a read-only command that names no absolute, home, parent or variable path may skip asking.
     const staysInside = !LEAVES_WORKSPACE.test(a.command) && wordsStayInside(cls.parts, cwd, env.workspace);
     const autoable = process.platform !== 'win32' && cls.kind === 'read-only' && staysInside;
-    const sandboxAlways = env.core.agent.terminal?.sandbox === 'always';
+    const mode = env.core.agent.terminal?.sandbox ?? 'auto';
+    const sandboxAlways = mode !== 'auto';
     // The sandbox binds the workspace: one that is the home, or a parent of it, would show the
     // user's keys and tokens to a command nobody approved. No class approves such a call (it asks);
     // with terminal.sandbox: always, no call can keep that promise, so each is refused here.
     const home = hiddenRootShown(env.workspace, homeRoots());
     const homeWhy = home === null ? null : `the workspace ${env.workspace} is or contains ${home}, which the sandbox never shows whole (a home holds keys, tokens and shell history; /etc holds shadow and private keys); point workspace at a project directory inside it`;
-    if (homeWhy !== null && sandboxAlways) throw new AdapterCheckError(`agent.yaml terminal.sandbox: always cannot hold here: ${homeWhy}`);
+    if (homeWhy !== null && sandboxAlways) throw new AdapterCheckError(`agent.yaml terminal.sandbox: ${mode} cannot hold here: ${homeWhy}`);
     return {
       checks: [
         {
@@ -161,9 +162,7 @@ export const terminalAdapter: EffectAdapter = {
       const shell = shellFor(a.command);
       const baseEnv = { ...(prepared?.baseEnv ?? allowlistedEnv()), ...(a.env ?? {}) };
       // Approved by class (or terminal.sandbox: always): the task's tree is the sandbox launcher.
-      const launch = env.sandbox
-        ? terminalSandboxLaunch(shell, cwd, baseEnv, env.workspace, { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)] })
-        : { command: shell.file, args: shell.args, cwd, env: baseEnv };
+      const launch = env.sandbox ? terminalSandboxLaunch(shell, cwd, baseEnv, env.workspace, sandboxBox(env)) : { command: shell.file, args: shell.args, cwd, env: baseEnv };
       let task;
       try {
         task = await env.tasks.startTerminal(env.owner, {
@@ -199,7 +198,7 @@ export const terminalAdapter: EffectAdapter = {
       ...(env.secretEnv ? { secretEnv: env.secretEnv } : {}),
       ...(prepared ? { prepared } : {}),
       // Hidden inside the sandbox even where the workspace would show them.
-      ...(env.sandbox ? { sandbox: { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)] } } : {}),
+      ...(env.sandbox ? { sandbox: sandboxBox(env) } : {}),
     });
     const o = run.outcome;
     const status = o.reason === 'exited' ? (o.signal ? `killed by ${o.signal}` : `exit code ${o.exitCode}`) : o.reason;
@@ -225,3 +224,8 @@ export const terminalAdapter: EffectAdapter = {
     };
   },
 };
+
+/** The sandbox of a call that runs in it: what it must not see, and whether it may write the workspace. */
+function sandboxBox(env: InvokeEnv): TerminalSandbox {
+  return { maskPaths: [env.supervisor.stateDir, ...secretSourcePaths(env.core)], writableWorkspace: env.core.agent.terminal?.sandbox === 'workspace-write' };
+}

@@ -18,7 +18,7 @@ export async function probeTerminalAutoApproval(children: ProbeChildren): Promis
     fs.writeFileSync(path.join(outside!, 'marker.txt'), marker);
     fs.writeFileSync(path.join(workspace!, 'inside.txt'), INSIDE);
     fs.symlinkSync(path.join(outside!, 'marker.txt'), path.join(workspace!, 'out.txt'));
-    const launch = terminalSandboxLaunch({ file: '/bin/sh', args: ['-c', PROBE] }, workspace!, { PATH: '/usr/bin:/bin' }, workspace!, { maskPaths: [] });
+    const launch = terminalSandboxLaunch({ file: '/bin/sh', args: ['-c', PROBE] }, workspace!, { PATH: '/usr/bin:/bin' }, workspace!, { maskPaths: [], writableWorkspace: false });
     const r = await children.run(launch.command, launch.args, launch.env);
     const seen = r.stdout;
     const held = seen.includes(INSIDE) && !seen.includes(marker) && seen.includes('OUT-UNREADABLE') && seen.includes('WRITE-REFUSED') && seen.includes('HOST-DIRS-HIDDEN');

@@ -1,5 +1,7 @@
 // The terminal builtin (foreground): one shell command as a supervised process tree, with an
 // allowlisted environment and a cwd that must stay inside the workspace.
+import fs from 'node:fs';
+import path from 'node:path';
 import { homeRoots, sandboxCommand, type ProcessSupervisor, type TreeOutcome } from '../../process/index.js';
 import { allowlistedEnv } from '../../process/child-env.js';
 import type { RedactionSource } from '../../redaction/index.js';
@@ -40,10 +42,12 @@ export interface TerminalContext {
   sandbox?: TerminalSandbox;
 }
 
-/** What the sandboxed terminal must hide even where the workspace would show it. */
+/** What the sandboxed terminal must hide even where the workspace would show it, and what it may write. */
 export interface TerminalSandbox {
   /** The supervisor's state dir and every declared secret source. */
   maskPaths: readonly string[];
+  /** agent.yaml terminal.sandbox: workspace-write: the workspace is writable (its `.git` is not). */
+  writableWorkspace: boolean;
 }
 
 /** What the terminal's step 4 hands to its step 7. */
@@ -88,17 +92,17 @@ export async function runTerminal(input: TerminalInput, ctx: TerminalContext): P
 
 /**
  * The shell inside the OS sandbox (bubblewrap, Seatbelt), as a launcher command for spawnTree, so
- * it stays a supervised tree: the workspace read-only, no network, a private /tmp, no home, no
- * /run, no state dir, no secret source, no user database. Symlinks resolve inside that view, so a
- * link to /etc/shadow or /root points at nothing. Throws when the sandbox cannot run it: a call
- * that must be sandboxed never runs without it.
+ * it stays a supervised tree: the workspace read-only (or writable, `box.writableWorkspace`), no
+ * network, a private /tmp, no home, no /run, no state dir, no secret source, no user database.
+ * Symlinks resolve inside that view, so a link to /etc/shadow or /root points at nothing. Throws
+ * when the sandbox cannot run it: a call that must be sandboxed never runs without it.
  */
 export function terminalSandboxLaunch(shell: { file: string; args: string[] }, cwd: string, env: Record<string, string>, workspace: string, box: TerminalSandbox): { command: string; args: string[]; cwd: string; env: Record<string, string> } {
   return sandboxCommand({
     command: shell.file,
     args: shell.args,
-    readOnlyPaths: [workspace],
-    writablePaths: [],
+    readOnlyPaths: box.writableWorkspace ? gitMetadataOf(workspace) : [workspace],
+    writablePaths: box.writableWorkspace ? [workspace] : [],
     cwd,
     network: false,
     // Scratch files go to the sandbox's own /tmp, which the host never sees.
@@ -108,4 +112,16 @@ export function terminalSandboxLaunch(shell: { file: string; args: string[] }, c
     hiddenRoots: homeRoots(),
     userDatabase: false,
   });
+}
+
+/**
+ * The workspace's own `.git` (a repository's folder, or a worktree's pointer file), kept read-only
+ * inside a writable workspace: a command that could write it could add hooks or config that run
+ * code the next time anyone (the supervisor included) runs git there, or point a worktree at
+ * another repository. A link there is left alone (the sandbox resolves it in its own view).
+ */
+function gitMetadataOf(workspace: string): string[] {
+  const dotGit = path.join(workspace, '.git');
+  const st = fs.lstatSync(dotGit, { throwIfNoEntry: false });
+  return st && (st.isDirectory() || st.isFile()) ? [dotGit] : [];
 }
