@@ -5,7 +5,9 @@
 export { openSession } from './session/index.js';
 /** An open session: callTool runs the eight steps (capability, approval, audit included); close() stops every tree it started. */
 export type { Session, OpenSessionOptions, CallToolOptions, RunTurnOptions, RunSessionOptions, SessionStatus, DroppedTool } from './session/index.js';
-/** Why a session could not be opened or asked (CORE_INVALID, RULE_INVALID, RESUME_REFUSED, UNKNOWN_TOOL, SESSION_CLOSED); nothing ran. */
+/** Several sessions of one process sharing MCP servers: pass the host to openSession; each session still passes its own gate; host.close() stops the servers. */
+export { openSessionHost, type SessionHost } from './session/index.js';
+/** Why a session could not be opened or asked (CORE_INVALID, RULE_INVALID, RESUME_REFUSED, UNKNOWN_TOOL, SESSION_CLOSED, HOST_STATE_DIR); nothing ran. */
 export { SessionError, type SessionErrorCode } from './session/index.js';
 /** Runs one command as a whole supervised tree and resolves once every process of it is gone (the tree-safe `timeout` of `supervisor exec`). */
 export { exec, type ExecOptions } from './session/index.js';

@@ -10,7 +10,9 @@ export type SessionErrorCode =
   /** callTool named no tool of the session's catalog. */
   | 'UNKNOWN_TOOL'
   /** The session is closed. */
-  | 'SESSION_CLOSED';
+  | 'SESSION_CLOSED'
+  /** openSession's stateDir is not its host's (openSessionHost). */
+  | 'HOST_STATE_DIR';
 
 export class SessionError extends Error {
   constructor(

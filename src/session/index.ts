@@ -7,3 +7,4 @@ export { SessionError, type SessionErrorCode } from './errors.js';
 export { exec, type ExecOptions } from './exec.js';
 export { localPrincipal } from './principal.js';
 export { defaultStateDir } from './state-dir.js';
+export { openSessionHost, type SessionHost } from './session-host.js';

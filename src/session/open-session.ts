@@ -23,6 +23,7 @@ import { rootDelegationContext, SessionDelegator, type DelegationBudget } from '
 import { coreFingerprint } from './core-watch.js';
 import { mcpSecretResolver } from './secret-policy.js';
 import { defaultStateDir } from './state-dir.js';
+import type { SessionHost } from './session-host.js';
 
 export interface OpenSessionOptions {
   /** The core directory (agent.yaml and the folders it names). */
@@ -50,6 +51,11 @@ export interface OpenSessionOptions {
   runtime?: string;
   /** Continue this ended session of the same principal and core instead of starting one. */
   resume?: string;
+  /**
+   * Share MCP servers with the other sessions of this host (openSessionHost): the session joins
+   * the host's manager instead of making its own, and lets go of what it held when it closes.
+   */
+  host?: SessionHost;
 }
 
 export interface DroppedTool {
@@ -151,7 +157,10 @@ export async function openSession(o: OpenSessionOptions): Promise<Session> {
 }
 
 async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Promise<Session> {
-  const stateDir = resolve(o.stateDir ?? defaultStateDir());
+  const stateDir = resolve(o.stateDir ?? o.host?.stateDir ?? defaultStateDir());
+  if (o.host && o.host.stateDir !== stateDir) {
+    throw new SessionError('HOST_STATE_DIR', `stateDir ${stateDir} is not the host's (${o.host.stateDir}): a session shares MCP servers only with sessions of the same store; leave stateDir out or open a host there`);
+  }
   // Each rule is checked against what this core's catalog holds: a rule that can never match is a
   // typo, and in a deny rule a typo fails open.
   const loaded = await loadSessionCore(o.core, o.principal);
@@ -187,8 +196,8 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   // core changed discovers again through it, so servers whose declaration did not change keep
   // their connection, a changed one asks to connect again and replaces its server, and a removed
   // one closes. The session's MCP servers stop first at close (whole trees).
-  const mcpHost = new McpConnectionManager({ supervisor });
-  opened.defer(() => mcpHost.close());
+  const mcpHost = o.host?.mcp ?? new McpConnectionManager({ supervisor });
+  opened.defer(() => (o.host ? mcpHost.releaseSession(session.id) : mcpHost.close()));
   /** Discovery before the model runs: gated per server by mcp.connect:<server> and its approval. */
   const discover = async (): Promise<DiscoveryResult | null> => {
     if (core.mcp.length === 0) {
