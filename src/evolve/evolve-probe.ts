@@ -1,6 +1,7 @@
-// For `doctor`: what evolve_core can do on this machine. It needs git; its edits are written by
-// the supervisor, path-checked, not by a sandboxed process; a candidate's authored tests run only
-// in the sandbox tier, so where that tier is not usable a core with tests cannot pass its gates.
+// For `doctor`: what evolve_core can do on this machine. It needs git. An edit list is written by
+// the supervisor, path-checked; a child agent's edits (start with agent) and a candidate's
+// authored tests run only in the sandbox tier, so where that tier is not usable neither is offered
+// (fail closed) and a core with tests cannot pass its gates.
 import { firstLine, type MechanismFinding, type ProbeChildren } from '../process/probe-children.js';
 import { sandboxAvailability } from '../process/index.js';
 
@@ -11,12 +12,12 @@ export async function probeEvolve(children: ProbeChildren): Promise<MechanismFin
   }
   const version = firstLine(v.stdout).replace(/^git version\s+/, '');
   const tier = sandboxAvailability();
-  const tests = tier.usable
-    ? 'authored tools\' tests (a gate) run in the sandbox tier'
-    : `authored tools' tests run only in the sandbox tier, which is NOT usable here, so a core whose tools have tests cannot pass its gates (${tier.reason})`;
+  const sandboxed = tier.usable
+    ? 'a child agent edits inside the sandbox tier (the worktree its only writable place), and authored tools\' tests (a gate) run there'
+    : `the sandbox tier is NOT usable here, so start with a child agent is refused and a core whose tools have tests cannot pass its gates (${tier.reason})`;
   return {
     ok: true,
     version,
-    detail: `git ${version}, no hooks; edits are written by the supervisor inside the run's worktree, path-checked (no '..', nothing under .git, no symbolic link followed), not sandboxed; ${tests}`,
+    detail: `git ${version}, no hooks; an edit list is written by the supervisor inside the run's worktree, path-checked (no '..', nothing under .git, no symbolic link followed); ${sandboxed}`,
   };
 }

@@ -38,10 +38,10 @@ test('runDoctor reports the mechanisms known to work here and leaves no probe ch
   // Untrusted schema patterns: the backtracking bomb ran the way a tool's schema runs, and was refused at once.
   assert.equal(report.schemaPatterns.ok, true, report.schemaPatterns.detail);
   assert.match(report.schemaPatterns.detail, /^untrusted schema patterns run on RE2 \(re2js, linear time\): \^\(a\+\)\+\$ against 41 characters refused in [\d.]+ ms/);
-  // evolve_core: git found by running it; the edits said to be path-checked, not sandboxed; the tests gate tied to the tier.
+  // evolve_core: git found by running it; an edit list path-checked; a child editor and the tests gate tied to the tier.
   assert.equal(report.evolve.ok, true, report.evolve.detail);
-  assert.match(report.evolve.detail, /^git \d+\.\d+[^,]*, no hooks; edits are written by the supervisor .*not sandboxed; /);
-  assert.match(report.evolve.detail, tier.usable ? /tests \(a gate\) run in the sandbox tier$/ : /NOT usable here/);
+  assert.match(report.evolve.detail, /^git \d+\.\d+[^,]*, no hooks; an edit list is written by the supervisor .*path-checked .*; /);
+  assert.match(report.evolve.detail, tier.usable ? /a child agent edits inside the sandbox tier .* tests \(a gate\) run there$/ : /NOT usable here, so start with a child agent is refused/);
   assert.deepEqual(probeLeftovers(), [], 'a doctor probe child is still alive');
 
   const text = formatDoctor(report);
