@@ -1,7 +1,7 @@
 // What `run`, `call`, `serve` and `catalog` share: their flags turned into openSession's options
 // (src/session/ assembles the session), the terminal as the approver when there is one, and the
 // session layer's refusals turned into usage errors (exit 2) with the flag that caused them.
-import { TerminalApprover } from '../policy/index.js';
+import { TerminalApprover, type Approver } from '../policy/index.js';
 import { loadSessionCore, openSession, SessionError, type Session } from '../session/index.js';
 import { UsageError } from './usage.js';
 
@@ -14,6 +14,8 @@ export interface CoreSessionOptions {
   deny: string[];
   /** Ask on the terminal for `prompt` decisions no rule settles (only when stdin is a TTY). */
   interactive: boolean;
+  /** Who answers `prompt` decisions no rule settles, over the terminal (the control plane's, with --store). */
+  approver?: Approver;
   runtime?: string;
   /** Continue this ended session of the same principal and core instead of starting one. */
   resume?: string;
@@ -64,7 +66,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
       rules: { approve: o.approve, deny: o.deny },
       // The terminal inline when there is one; otherwise the session layer's fallback: an operator
       // in another terminal (--await-approval) or a clear denial naming --approve.
-      ...(o.interactive && process.stdin.isTTY ? { approver: new TerminalApprover({ input: process.stdin, output: process.stderr }) } : {}),
+      ...(o.approver ? { approver: o.approver } : o.interactive && process.stdin.isTTY ? { approver: new TerminalApprover({ input: process.stdin, output: process.stderr }) } : {}),
       ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
       ...(o.resume !== undefined ? { resume: o.resume } : {}),
       ...(o.awaitApprovalMs !== undefined ? { awaitApprovalMs: o.awaitApprovalMs } : {}),

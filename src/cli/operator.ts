@@ -11,6 +11,7 @@ import { localPrincipal } from './principal.js';
 import { parseFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
+import { controlPlaneApprovals, controlPlaneDecidedBy, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
 
 export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR]
 
@@ -156,10 +157,10 @@ export async function runCancel(argv: string[]): Promise<number> {
   }
 }
 
-export const APPROVALS_HELP = `Usage: supervisor approvals [--json] [--state-dir DIR]
-       supervisor approvals show <id> [--json] [--state-dir DIR]
-       supervisor approvals approve <id> [--expect DIGEST] [--always] [--json] [--state-dir DIR]
-       supervisor approvals deny <id> [--always] [--json] [--state-dir DIR]
+export const APPROVALS_HELP = `Usage: supervisor approvals [--json] [--state-dir DIR | --store URL]
+       supervisor approvals show <id> [--json] [--state-dir DIR | --store URL]
+       supervisor approvals approve <id> [--expect DIGEST] [--always] [--json] [--state-dir DIR | --store URL]
+       supervisor approvals deny <id> [--always] [--json] [--state-dir DIR | --store URL]
 
 Lists the approval requests your runs are waiting on (runs started without a terminal and with
 --await-approval), with the tool, capability, the action, the bounded, redacted argument preview
@@ -168,8 +169,11 @@ control, format and bidi character as an escape (\\x1b, \\r, \\u202e; a backslas
 you read is the exact action. A long action is cut in the list, saying so; show <id> prints all of
 it. --expect DIGEST approves only if the request still is the one whose digest you were shown.
 --always remembers the answer for this exact action (the same approval key) for the rest of that
-run. Exit status: 0 done, 1 --expect does not match (nothing was answered), 2 no such waiting
-request.
+run. --store postgres://user@host:5432/db (or $SUPERVISOR_STORE_URL) reads and answers the
+requests of runs on any machine of that control plane (runs started with --store); the waiting run
+hears the answer at once (LISTEN/NOTIFY), or within its poll interval if the notice was lost.
+Exit status: 0 done, 1 --expect does not match (nothing was answered), 2 no such waiting request,
+or a store URL that is wrong or does not answer.
 `;
 
 /** How much of an action the list shows before it says it was cut. */
@@ -195,43 +199,56 @@ function requestJson(r: ListedApproval): Record<string, unknown> {
   return { ...r, digest: shownDigest(r) };
 }
 
+/** This machine's pending requests (its SQLite store), as `supervisor approvals` reads them. */
+function localApprovals(stateDir: string | undefined): ApprovalsBackend {
+  const { db, principal } = openForOperator(stateDir);
+  const store = new PendingApprovalStore(db);
+  return {
+    list: async () => store.list({ principal }),
+    answer: async (a) => answerApproval(store, { principal }, a),
+    close: async () => void db.close(),
+  };
+}
+
 export async function runApprovals(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json', 'always'], value: ['state-dir', 'expect'], multi: [] }, 'approvals');
+  const f = parseFlags(argv, { bool: ['json', 'always'], value: ['state-dir', 'expect', 'store'], multi: [] }, 'approvals');
   if (f.help) return void cliIo().stdout.write(APPROVALS_HELP), 0;
   const [verb, id, ...extra] = f.positionals;
-  const { db, principal } = openForOperator(f.value.get('state-dir'));
-  const store = new PendingApprovalStore(db);
+  const url = storeUrlOf(f.value.get('store'));
+  if (url !== undefined && f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+  const backend = url !== undefined ? await controlPlaneApprovals(url) : localApprovals(f.value.get('state-dir'));
+  const fix = url !== undefined ? 'supervisor approvals --store … lists them' : 'supervisor approvals lists them';
   try {
     if (verb === undefined || verb === 'list') {
       if (id !== undefined) throw new UsageError('approvals list takes no id; see supervisor approvals --help');
-      const rows = store.list({ principal });
+      const rows = await backend.list();
       if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ pending: rows.map(requestJson) })}\n`);
       else if (rows.length === 0) cliIo().stdout.write('no approval requests are waiting\n');
       else for (const r of rows) cliIo().stdout.write(renderRequest(r, false));
       return 0;
     }
     if (verb === 'show') {
-      if (!id || extra.length > 0) throw new UsageError('approvals show needs one request id; supervisor approvals lists them');
-      const r = store.list({ principal }).find((x) => x.id === id);
+      if (!id || extra.length > 0) throw new UsageError(`approvals show needs one request id; ${fix}`);
+      const r = (await backend.list()).find((x) => x.id === id);
       if (!r) {
-        cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}; supervisor approvals lists them\n`);
+        cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}; ${fix}\n`);
         return 2;
       }
       cliIo().stdout.write(f.bool.has('json') ? `${displayJson(requestJson(r))}\n` : renderRequest(r, true));
       return 0;
     }
     if (verb !== 'approve' && verb !== 'deny') throw new UsageError(`approvals: unknown action ${displayText(JSON.stringify(verb))}; use list, show <id>, approve <id> or deny <id>`);
-    if (!id || extra.length > 0) throw new UsageError(`approvals ${verb} needs one request id; supervisor approvals lists them`);
+    if (!id || extra.length > 0) throw new UsageError(`approvals ${verb} needs one request id; ${fix}`);
     const expect = f.value.get('expect');
     if (expect !== undefined && verb !== 'approve') throw new UsageError('--expect goes with approve: it binds an approval to the request you were shown');
-    const decidedBy = `supervisor approvals at a terminal (pid ${process.pid})`;
-    const outcome = answerApproval(store, { principal }, { id, approve: verb === 'approve', always: f.bool.has('always'), ...(expect !== undefined ? { expect } : {}), decidedBy });
+    const decidedBy = url !== undefined ? controlPlaneDecidedBy() : `supervisor approvals at a terminal (pid ${process.pid})`;
+    const outcome = await backend.answer({ id, approve: verb === 'approve', always: f.bool.has('always'), ...(expect !== undefined ? { expect } : {}), decidedBy });
     if (outcome.kind === 'digest-mismatch') {
       cliIo().stderr.write(`supervisor approvals: request ${id} has digest ${outcome.digest}, not ${displayText(expect ?? '')}: it is not the request you were shown; nothing was answered (supervisor approvals show ${id})\n`);
       return 1;
     }
     if (outcome.kind !== 'answered') {
-      cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${outcome.kind === 'lost' ? ` (${displayText(decidedByText(outcome.record))})` : ''}; supervisor approvals lists them\n`);
+      cliIo().stderr.write(`supervisor approvals: no waiting request ${displayText(id)}${outcome.kind === 'lost' ? ` (${displayText(decidedByText(outcome.record))})` : ''}; ${fix}\n`);
       return 2;
     }
     const after = outcome.record;
@@ -243,6 +260,6 @@ export async function runApprovals(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    db.close();
+    await backend.close();
   }
 }

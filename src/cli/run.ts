@@ -10,16 +10,20 @@ import { displayJson, displayText } from '../redaction/index.js';
 import { registeredRuntimes, runtimeFor } from '../runtimes/registry.js';
 import { RuntimeSetupError, type PreparedRun, type RuntimeEvent, type RuntimeRunResult } from '../runtimes/runtime-types.js';
 import { ProviderError } from '../turns/providers/errors.js';
-import { openCoreSession } from './core-session.js';
+import { openCoreSession, type CoreSession, type CoreSessionOptions } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
+import { joinForRun, storeUrlOf } from './control-plane-cli.js';
+
+/** With --store and no --await-approval: how long a prompt waits for an operator on any member. */
+const DEFAULT_STORE_APPROVAL_WAIT_MS = 10 * 60_000;
 import { defaultStateDir } from './state-dir.js';
 import { parseDuration, UsageError } from './usage.js';
 import { viewPrinter } from './view-printer.js';
 
 export const RUN_HELP = `Usage: supervisor run <core> [--prompt TEXT] [--json] [--approve RULE]... [--deny RULE]...
                       [--timeout S] [--resume ID] [--await-approval S] [--state-dir DIR]
-                      [--runtime NAME] [--runtime-arg ARG]...
+                      [--runtime NAME] [--runtime-arg ARG]... [--store URL]
 
 Runs a session of the core's agent with the core's model provider. Each tool call the model makes
 goes through the supervisor's pipeline (capability, checks, approval, the adapter in a supervised
@@ -36,6 +40,10 @@ Options:
   --resume ID       continue your ended session ID of this core (its conversation so far)
   --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
                     terminal (supervisor approvals approve ID); default: deny at once
+  --store URL       join the PostgreSQL control plane at URL (postgres://user@host:5432/db, or
+                    $SUPERVISOR_STORE_URL) as a member: prompts wait there (--await-approval S,
+                    default 600 s) for an operator on any machine (supervisor approvals --store URL);
+                    a run that loses its lease is cancelled. The session itself stays in --state-dir
   --timeout S       each effect's deadline (default 120 s)
   --runtime NAME    the runtime target: local (the supervisor's own turn engine, the default) or
                     claude-code (Claude Code's CLI, \`claude -p\`, does the reasoning); overrides
@@ -67,7 +75,7 @@ host and the fix); 130 cancelled.
 `;
 
 export async function runRun(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval', 'resume', 'runtime'], multi: ['approve', 'deny', 'runtime-arg'] }, 'run');
+  const f = parseFlags(argv, { bool: ['json'], value: ['prompt', 'timeout', 'state-dir', 'await-approval', 'resume', 'runtime', 'store'], multi: ['approve', 'deny', 'runtime-arg'] }, 'run');
   if (f.help) {
     cliIo().stdout.write(RUN_HELP);
     return 0;
@@ -85,27 +93,46 @@ export async function runRun(argv: string[]): Promise<number> {
   const stateDir = resolve(f.value.get('state-dir') ?? defaultStateDir());
   // Before the printer exists (discovery runs inside openCoreSession); progress text is redacted by the runtime.
   const early = (e: Record<string, unknown>): void => void cliIo().stdout.write(displayJson(e) + '\n');
-  const s = await openCoreSession(
-    {
-      coreDir,
-      stateDir,
-      ...(runtimeFlag !== undefined ? { runtime: runtimeFlag } : {}),
-      approve: f.multi.get('approve') ?? [],
-      deny: f.multi.get('deny') ?? [],
-      interactive: !json,
-      ...(f.value.get('resume') !== undefined ? { resume: f.value.get('resume')! } : {}),
-      ...(f.value.get('await-approval') !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', f.value.get('await-approval')!) } : {}),
-      onPendingApproval: (id, r) =>
-        json
-          ? early({ type: 'approval_pending', id, tool: r.toolName })
-          : void cliIo().stderr.write(`waiting for approval of ${displayText(r.toolName)} (${id}): answer with  supervisor approvals approve ${id}  or  deny ${id}\n`),
-      // Progress is for the operator only; the model sees the final result.
-      onProgress: (p) =>
-        json ? early({ type: 'progress', ...p }) : void cliIo().stdout.write(displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`) + '\n'),
-      onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void cliIo().stderr.write(`notice: ${displayText(text)}\n`)),
-    },
-    'run',
-  );
+  const awaitApproval = f.value.get('await-approval');
+  const onPendingApproval = (id: string, r: { toolName: string }, where: string): void =>
+    json
+      ? early({ type: 'approval_pending', id, tool: r.toolName })
+      : void cliIo().stderr.write(`waiting for approval of ${displayText(r.toolName)} (${id}): answer with  supervisor approvals approve ${id}${where}  or  deny ${id}${where}\n`);
+  // With a control plane, the run is a member and any member's operator answers its prompts; a
+  // member that cannot renew its lease cancels the run (its trees end with it).
+  const storeUrl = storeUrlOf(f.value.get('store'));
+  let fenced = (_why: string): void => undefined;
+  const membership = storeUrl
+    ? await joinForRun(storeUrl, {
+        waitMs: awaitApproval !== undefined ? parseDuration('--await-approval', awaitApproval) : DEFAULT_STORE_APPROVAL_WAIT_MS,
+        coreDir: resolve(coreDir),
+        onPending: (id, r) => onPendingApproval(id, r, ' --store …'),
+        onFenced: (why) => fenced(why),
+      })
+    : null;
+  const sessionOptions: CoreSessionOptions = {
+    coreDir,
+    stateDir,
+    ...(runtimeFlag !== undefined ? { runtime: runtimeFlag } : {}),
+    approve: f.multi.get('approve') ?? [],
+    deny: f.multi.get('deny') ?? [],
+    interactive: !json,
+    ...(f.value.get('resume') !== undefined ? { resume: f.value.get('resume')! } : {}),
+    ...(membership ? { approver: membership.approver } : {}),
+    ...(awaitApproval !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', awaitApproval) } : {}),
+    onPendingApproval: (id, r) => onPendingApproval(id, r, ''),
+    // Progress is for the operator only; the model sees the final result.
+    onProgress: (p) =>
+      json ? early({ type: 'progress', ...p }) : void cliIo().stdout.write(displayText(`  … ${p.tool} ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`) + '\n'),
+    onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void cliIo().stderr.write(`notice: ${displayText(text)}\n`)),
+  };
+  let s: CoreSession;
+  try {
+    s = await openCoreSession(sessionOptions, 'run');
+  } catch (err) {
+    await membership?.leave('the session did not open');
+    throw err;
+  }
   const target = runtimeFor(runtimeFlag ?? s.core.agent.runtime);
   // The session's one secret store: the provider key's value (once read) is removed from everything
   // this command prints and, through the runtime that shares the store, from every effect's views.
@@ -115,6 +142,7 @@ export async function runRun(argv: string[]): Promise<number> {
     prepared = await s.prepareRun({ runtime: target, passThrough: f.multi.get('runtime-arg') ?? [] });
   } catch (err) {
     await s.close('failed');
+    await membership?.leave('failed');
     if (err instanceof RuntimeSetupError) {
       cliIo().stderr.write(`supervisor run: ${err.message}\n`);
       return 2;
@@ -126,6 +154,10 @@ export async function runRun(argv: string[]): Promise<number> {
   const out = viewPrinter(secrets);
   const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
+  fenced = (why) => {
+    cliIo().stderr.write(`supervisor run: this run lost its place on the control plane (${displayText(why)}); cancelling it\n`);
+    controller.abort();
+  };
   const line = (e: Record<string, unknown>): void => out.json(e);
   // Streamed text is shown as it arrives; the model turn's event then only ends the line.
   let streaming = 0;
@@ -195,6 +227,7 @@ export async function runRun(argv: string[]): Promise<number> {
     try {
       await prepared.close();
       await s.close(status);
+      await membership?.leave(status);
     } finally {
       shutdown.dispose();
     }

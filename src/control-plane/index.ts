@@ -10,3 +10,5 @@ export { fenceRow, fencedUpdate, reclaimExpiredMembers, type Lease, type OwnedTa
 export { appendChainEvents, verifyControlPlaneChain, controlPlaneSessionIds, type NewChainEvent } from './chain.js';
 export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession } from './sessions.js';
 export { enqueueTask, claimTask, recordTaskEvent, finishTask, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask } from './work-queue.js';
+export { requestApproval, getApproval, listPendingApprovals, answerApproval, closeApproval, APPROVAL_CHANNEL, type ControlPlaneApproval, type ControlPlaneApprovalStatus, type NewApproval } from './approvals.js';
+export { ApprovalListener, LISTENER_APPLICATION_NAME, type ApprovalListenerOptions } from './approval-listener.js';

@@ -102,6 +102,31 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
         PRIMARY KEY (task_id, attempt)
       );`,
   },
+  {
+    // Approvals across hosts: the member whose session asks waits on LISTEN supervisor_approvals;
+    // an operator on any member answers with a compare-and-swap on the pending row and a NOTIFY
+    // in the same transaction (delivered only if it commits).
+    version: 4,
+    name: 'approvals across members',
+    sql: `
+      CREATE TABLE approvals (
+        id text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions (id),
+        principal text NOT NULL,
+        requested_by text NOT NULL REFERENCES members (id),
+        tool text NOT NULL,
+        capability text NOT NULL,
+        summary text NOT NULL,
+        preview text NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+        remember boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        expires_at timestamptz NOT NULL,
+        decided_at timestamptz,
+        decided_by text
+      );
+      CREATE INDEX approvals_pending_by_principal ON approvals (principal, created_at) WHERE status = 'pending';`,
+  },
 ];
 
 // Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.

@@ -1,0 +1,128 @@
+// The CLI on the PostgreSQL control plane (issue 21): `--store postgres://…` (or
+// SUPERVISOR_STORE_URL) on `run` and `approvals`. A run joins as a member and asks its approvals
+// there; `supervisor approvals --store …` on any machine lists and answers them. Loaded only when
+// a store URL is given: the pg driver costs a start that the other commands need not pay.
+import { hostname } from 'node:os';
+import type { Approver, ApprovalRequest } from '../policy/index.js';
+import type { ListedApproval } from '../store/index.js';
+import { shownDigest, type ApprovalAnswer, type ApprovalAnswerOutcome } from '../operator/approval-answer.js';
+import { localPrincipal } from './principal.js';
+import { UsageError } from './usage.js';
+
+/** The control plane's URL: --store, else $SUPERVISOR_STORE_URL, else none (this machine's SQLite store). */
+export function storeUrlOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const url = flag ?? (env.SUPERVISOR_STORE_URL || undefined);
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    const from = flag !== undefined ? '--store' : 'SUPERVISOR_STORE_URL';
+    throw new UsageError(`${from} takes a PostgreSQL URL, postgres://user@host:5432/database (this machine's SQLite store is --state-dir); got ${url.includes('://') ? `scheme ${url.split('://')[0]}:` : 'no URL'}`);
+  }
+  return url;
+}
+
+/** A control-plane refusal (a bad URL, a server that does not answer, a newer schema) as the CLI words it: exit 2, no stack. */
+async function controlPlane<T>(what: () => Promise<T>): Promise<T> {
+  const { ControlPlaneError } = await import('../control-plane/index.js');
+  try {
+    return await what();
+  } catch (err) {
+    if (err instanceof ControlPlaneError) throw new UsageError(`--store: ${err.message}`);
+    throw err;
+  }
+}
+
+/** What `supervisor approvals` reads and answers, wherever the requests are. */
+export interface ApprovalsBackend {
+  list(): Promise<ListedApproval[]>;
+  answer(a: ApprovalAnswer): Promise<ApprovalAnswerOutcome>;
+  close(): Promise<void>;
+}
+
+/** The requests of the local principal on the control plane at `url`, from any member. */
+export async function controlPlaneApprovals(url: string): Promise<ApprovalsBackend> {
+  const cp = await import('../control-plane/index.js');
+  const principal = localPrincipal();
+  const pool = await controlPlane(() => cp.openPool(url, { applicationName: 'supervisor-approvals', max: 1 }));
+  try {
+    await controlPlane(() => cp.migrateControlPlane(pool));
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return {
+    // A control-plane session has no delegation chain of its own: the request's session is its chain.
+    list: async () => (await cp.listPendingApprovals(pool, principal)).map((r) => ({ ...r, chain: [r.sessionId] })),
+    async answer(a) {
+      const expect = a.expect?.trim().toLowerCase();
+      const r = await cp.answerApproval(pool, principal, {
+        id: a.id,
+        approve: a.approve,
+        remember: a.always,
+        decidedBy: a.decidedBy,
+        ...(expect !== undefined ? { matches: (x) => shownDigest(x) === expect } : {}),
+      });
+      if (!r.record) return { kind: 'not-found' };
+      if (r.mismatch) return { kind: 'digest-mismatch', digest: shownDigest(r.record) };
+      return r.answered ? { kind: 'answered', record: r.record } : { kind: 'lost', record: r.record };
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Who answered, as the asking member is told: the machine, not only a pid. */
+export function controlPlaneDecidedBy(): string {
+  return `supervisor approvals on ${hostname()} (pid ${process.pid})`;
+}
+
+/** A run's membership of the control plane: its approver, and how it leaves. */
+export interface RunMembership {
+  readonly approver: Approver;
+  readonly memberId: string;
+  /** Ends the run's control-plane sessions with its status, stops listening and leaves. */
+  leave(status: string): Promise<void>;
+}
+
+/**
+ * Joins the control plane for one run: a member with a heartbeat (it fences itself, calling
+ * `onFenced`, when it cannot renew in time), a listener for answers, and an approver whose
+ * requests any member may answer for `waitMs`.
+ */
+export async function joinForRun(
+  url: string,
+  o: { waitMs: number; coreDir: string; onPending: (id: string, r: ApprovalRequest) => void; onFenced: (why: string) => void },
+): Promise<RunMembership> {
+  const cp = await import('../control-plane/index.js');
+  const { ControlPlaneApprover } = await import('../policy/control-plane-approver.js');
+  const { ownProcessIdentity } = await import('../process/own-identity.js');
+  const pool = await controlPlane(() => cp.openPool(url, { applicationName: 'supervisor-run' }));
+  const opened: (() => Promise<unknown>)[] = [() => pool.end()];
+  const unwind = async (): Promise<void> => {
+    for (const close of opened.splice(0).reverse()) await close().catch(() => undefined);
+  };
+  try {
+    await controlPlane(() => cp.migrateControlPlane(pool));
+    const member = await controlPlane(() => cp.ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: o.onFenced }));
+    opened.push(() => member.leave('the run ended'));
+    const listener = new cp.ApprovalListener(url);
+    await controlPlane(async () => {
+      try {
+        await listener.start();
+      } catch (err) {
+        throw new cp.ControlPlaneError('CONTROL_PLANE_UNREACHABLE', `cannot listen for approvals at ${cp.redactUrl(url)}: ${(err as Error).message}`);
+      }
+    });
+    opened.push(() => listener.close());
+    const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending });
+    return {
+      approver,
+      memberId: member.id,
+      async leave(status) {
+        for (const lease of await approver.openedLeases()) await cp.endOwnedSession(member, lease, status).catch(() => undefined);
+        await unwind();
+      },
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}

@@ -1,0 +1,87 @@
+// The approver of a run on the control plane (`supervisor run --store postgres://…`): each prompt
+// becomes a pending row on PostgreSQL, under the lease of the run's session there, and an operator
+// on any member answers it (`supervisor approvals --store …`). The answer arrives by NOTIFY, or by
+// the listener's re-poll when a notification was lost. An expired request is a denial.
+import {
+  closeApproval,
+  createOwnedSession,
+  getApproval,
+  requestApproval,
+  type ApprovalListener,
+  type ControlPlaneMember,
+  type Lease,
+} from '../control-plane/index.js';
+import { PENDING_SUMMARY_MAX } from '../store/index.js';
+import { approvalDecision, type ApprovalDecision } from './approval-decision.js';
+import type { ApprovalRequest, Approver } from './approval-broker.js';
+
+export interface ControlPlaneApproverOptions {
+  member: ControlPlaneMember;
+  listener: ApprovalListener;
+  /** How long a request waits for an answer. */
+  waitMs: number;
+  /** What the run's session on the control plane records about it (core, local session). */
+  sessionPayload?: Record<string, unknown>;
+  /** Told once per request, e.g. to print how to answer it. */
+  onPending?: (id: string, request: ApprovalRequest) => void;
+}
+
+export class ControlPlaneApprover implements Approver {
+  /** The control-plane session (and its lease) of each local session that asked, made on its first request. */
+  private readonly leases = new Map<string, Promise<Lease>>();
+
+  constructor(private readonly o: ControlPlaneApproverOptions) {}
+
+  /** The control-plane sessions this approver opened, to end them with the run. */
+  async openedLeases(): Promise<Lease[]> {
+    const settled = await Promise.allSettled(this.leases.values());
+    return settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  }
+
+  async decide(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
+    // The operator approves what they are shown: an action too long to show whole is not asked.
+    if (request.actionSummary.length > PENDING_SUMMARY_MAX) {
+      return approvalDecision(false, 'non-interactive', `the action is ${request.actionSummary.length} characters, more than the ${PENDING_SUMMARY_MAX} an approval request shows in full; nobody was asked`);
+    }
+    const { member, listener } = this.o;
+    const row = await requestApproval(member, await this.leaseFor(request.sessionId), {
+      principal: request.principalId,
+      tool: request.toolName,
+      capability: request.capability,
+      summary: request.actionSummary,
+      // The secrets the call binds (names only) travel with the preview another member is shown.
+      preview: request.secrets && request.secrets.length > 0 ? `${request.preview.text}\nsecrets: ${request.secrets.join(', ')}` : request.preview.text,
+      ttlMs: this.o.waitMs,
+    });
+    this.o.onPending?.(row.id, request);
+    const deadline = Date.now() + this.o.waitMs;
+    for (;;) {
+      if (signal?.aborted) {
+        await closeApproval(member.pool, row.id, 'cancelled').catch(() => undefined);
+        return approvalDecision(false, 'cancelled', 'the call was cancelled while waiting for approval');
+      }
+      const now = await getApproval(member.pool, row.id);
+      if (now?.status === 'approved' || now?.status === 'denied') {
+        const yes = now.status === 'approved';
+        const by = now.decidedBy ? ` (${now.decidedBy})` : '';
+        return approvalDecision(yes, 'operator', `${yes ? 'approved' : 'denied'} by the operator${by} (supervisor approvals ${row.id} on the control plane)${now.remember ? ', remembered for this exact action' : ''}`, now.remember);
+      }
+      if (Date.now() >= deadline || now?.status === 'expired') {
+        await closeApproval(member.pool, row.id, 'expired').catch(() => undefined);
+        return approvalDecision(false, 'timeout', `nobody answered approval request ${row.id} within ${Math.round(this.o.waitMs / 1000)} s (supervisor approvals approve ${row.id} --store …)`);
+      }
+      await listener.waitForChange(row.id, deadline - Date.now(), signal);
+    }
+  }
+
+  private leaseFor(sessionId: string): Promise<Lease> {
+    let lease = this.leases.get(sessionId);
+    if (!lease) {
+      // One control-plane session per local session and member: a resumed session in a later run
+      // (another member) gets a row of its own.
+      lease = createOwnedSession(this.o.member, { ...this.o.sessionPayload, local_session: sessionId }, `${sessionId}@${this.o.member.id}`);
+      this.leases.set(sessionId, lease);
+    }
+    return lease;
+  }
+}

@@ -1,0 +1,182 @@
+// Approvals across members on a real PostgreSQL (issue 21): a `supervisor run --store` waits on
+// the control plane and an operator answers with `supervisor approvals --store` from another
+// process (another state dir: nothing local is shared); the answer arrives by NOTIFY, and after
+// pg_terminate_backend on the run's listening connection the next answer still arrives (the
+// listener reconnects and reads again). The listener itself: a notification wakes its waiter with
+// polling off, a lost one is made up by the reconnect. Compare-and-swap: a second answer loses and
+// is told who decided. Hostile: a wrong scheme, a refused connection: exit 2, nothing written.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  ApprovalListener,
+  ControlPlaneMember,
+  LISTENER_APPLICATION_NAME,
+  answerApproval,
+  createOwnedSession,
+  migrateControlPlane,
+  openPool,
+  requestApproval,
+  type ControlPlanePool,
+} from '../../src/control-plane/index.js';
+import { ownProcessIdentity } from '../../src/process/own-identity.js';
+import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
+import { runMain } from '../helpers/cli.js';
+import { tempDir, waitFor, waitForAsync } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+
+const skip = pgUnavailableReason() ?? false;
+const BIN = fileURLToPath(new URL('../../../bin/supervisor.js', import.meta.url));
+
+type Call = { name: string; arguments?: Record<string, unknown> };
+const script = (...turns: { text?: string; tools?: Call[] }[]): string =>
+  JSON.stringify({ turns: turns.map((t) => ({ ...(t.text !== undefined ? { text: t.text } : {}), ...(t.tools ? { tool_calls: t.tools.map((c) => ({ name: c.name, arguments: c.arguments ?? {} })) } : {}) })) });
+
+/** Pending request ids on the control plane, as an operator on another machine lists them. */
+async function pendingIds(url: string): Promise<string[]> {
+  const r = await runMain('approvals', '--store', url, '--json');
+  assert.equal(r.status, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { pending: { id: string }[] }).pending.map((p) => p.id);
+}
+
+describe('approvals across members on the control plane', { skip, timeout: 120_000 }, () => {
+  let cluster: PgCluster;
+  let url: string;
+  const pools: ControlPlanePool[] = [];
+  const dirs: { remove(): void }[] = [];
+  const dir = (prefix: string): string => {
+    const d = tempDir(prefix);
+    dirs.push(d);
+    return d.path;
+  };
+  before(async () => {
+    cluster = await startPgCluster();
+    url = await cluster.createDatabase('cp_approvals');
+  });
+  after(async () => {
+    for (const p of pools) await p.end().catch(() => undefined);
+    await cluster?.stop();
+    for (const d of dirs) d.remove();
+    removeTempCores();
+  });
+
+  it('the listener: a NOTIFY wakes its waiter with polling off; after pg_terminate_backend it reconnects and a lost notice is made up', async () => {
+    const pool = await openPool(url);
+    pools.push(pool);
+    await migrateControlPlane(pool);
+    const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'listener-test' }), { reclaimEveryMs: 0 });
+    const listener = new ApprovalListener(url, { pollMs: 600_000 });
+    try {
+      await listener.start();
+      const lease = await createOwnedSession(member);
+      const ask = () => requestApproval(member, lease, { principal: 'p', tool: 'terminal', capability: 'terminal.exec', summary: 'echo hi', preview: '{}', ttlMs: 60_000 });
+
+      const first = await ask();
+      const woken = listener.waitForChange(first.id, 60_000);
+      const answered = await answerApproval(pool, 'p', { id: first.id, approve: true, remember: false, decidedBy: 'test' });
+      assert.equal(answered.answered, true);
+      const t0 = Date.now();
+      await woken;
+      const byNotice = Date.now() - t0;
+      assert.ok(byNotice < 30_000, 'woken by the notification, not by the 60 s timeout or the 600 s poll');
+
+      // The listening connection is ended by the server; an answer given meanwhile notifies nobody.
+      const second = await ask();
+      const waiting = listener.waitForChange(second.id, 60_000);
+      const killed = await pool.query<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [LISTENER_APPLICATION_NAME]);
+      assert.equal(killed.rows[0]!.n, 1);
+      await answerApproval(pool, 'p', { id: second.id, approve: false, remember: false, decidedBy: 'test' });
+      const t1 = Date.now();
+      await waiting;
+      const byReconnect = Date.now() - t1;
+      assert.ok(byReconnect < 30_000, 'woken by the reconnect (or a notice on the new connection)');
+      console.log(`control plane: answer -> waiter woken: ${byNotice} ms by NOTIFY; ${byReconnect} ms with the listener's connection terminated first`);
+      await waitFor('the listener to reconnect', () => listener.connects >= 2, 10_000);
+
+      // Compare-and-swap: the second answer loses and is told who decided.
+      const lost = await answerApproval(pool, 'p', { id: second.id, approve: true, remember: false, decidedBy: 'late' });
+      assert.equal(lost.answered, false);
+      assert.equal(lost.record?.status, 'denied');
+      assert.equal(lost.record?.decidedBy, 'test');
+      // Another principal's request reads as missing.
+      const foreign = await answerApproval(pool, 'q', { id: first.id, approve: true, remember: false, decidedBy: 'q' });
+      assert.equal(foreign.record, undefined);
+    } finally {
+      await listener.close();
+      await member.leave();
+    }
+  });
+
+  it('a run on one machine waits for approvals; an operator on another answers both, with the run\'s listener killed between them', async () => {
+    const core = makeCore({
+      'agent.yaml': 'name: asker\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: 'echo first-ran' } }] }, { tools: [{ name: 'terminal', arguments: { command: 'echo second-ran' } }] }, { text: 'done' }),
+    });
+    const hostA = dir('cp-host-a-');
+    const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', url, '--await-approval', '90', '--state-dir', hostA], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    run.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    run.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+    try {
+      const first = await waitForAsync('the first request on the control plane', async () => (await pendingIds(url))[0], 30_000);
+      const yes = await runMain('approvals', 'approve', first, '--store', url);
+      assert.equal(yes.status, 0, yes.stderr);
+      assert.match(yes.stdout, new RegExp(`^${first} approved: terminal echo first-ran`));
+      // Nothing of the operator's side is local: a second answer from "another machine" loses.
+      const again = await runMain('approvals', 'deny', first, '--store', url);
+      assert.equal(again.status, 2);
+      assert.match(again.stderr, /it was approved already by supervisor approvals on /);
+
+      const second = await waitForAsync('the second request', async () => (await pendingIds(url)).find((id) => id !== first), 30_000);
+      const pool = await openPool(url);
+      pools.push(pool);
+      const killed = await pool.query<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [LISTENER_APPLICATION_NAME]);
+      assert.equal(killed.rows[0]!.n, 1, 'the run\'s listening connection was ended');
+      assert.equal((await runMain('approvals', 'approve', second, '--store', url)).status, 0);
+      assert.equal(await exited, 0, err);
+    } finally {
+      if (run.exitCode === null) run.kill('SIGKILL');
+      await exited;
+    }
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const results = lines.filter((l) => l.type === 'tool_result');
+    assert.equal(results.length, 2);
+    for (const r of results) {
+      assert.equal(r.ok, true, JSON.stringify(r));
+      assert.equal(r.view.approval.source, 'operator');
+      assert.match(r.view.approval.reason, /approved by the operator \(supervisor approvals on .* \(pid \d+\)\) \(supervisor approvals ap_[0-9a-f]+ on the control plane\)/);
+    }
+    assert.equal(lines.at(-1)!.outcome, 'completed');
+    // The run left: its control-plane session ended, its membership too.
+    const pool = pools.at(-1)!;
+    const sessions = await pool.query<{ status: string }>("SELECT status FROM sessions WHERE id LIKE '%@%'");
+    assert.deepEqual(sessions.rows.map((r) => r.status), ['ended']);
+  });
+
+  it('a wrong scheme or a server that refuses: exit 2 naming the fix, no session started, no password shown', async () => {
+    const state = dir('cp-hostile-');
+    const core = makeCore({ 'agent.yaml': 'name: asker\n' });
+    const scheme = await runMain('run', core, '--store', 'mysql://root:hunter2@db/x', '--state-dir', state);
+    assert.equal(scheme.status, 2);
+    assert.match(scheme.stderr, /--store takes a PostgreSQL URL, postgres:\/\/user@host:5432\/database .*got scheme mysql:/);
+    const refused = await runMain('run', core, '--store', 'postgres://someone:hunter2@127.0.0.1:1/x', '--state-dir', state);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--store: cannot reach the control plane at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
+    assert.doesNotMatch(scheme.stderr + refused.stderr, /hunter2|\n\s+at /, 'no password, no stack');
+    assert.equal(existsSync(join(state, 'supervisor.db')), false, 'nothing was started locally');
+    const env = { ...process.env };
+    try {
+      process.env.SUPERVISOR_STORE_URL = 'sqlite:/tmp/x';
+      const fromEnv = await runMain('approvals');
+      assert.equal(fromEnv.status, 2);
+      assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
+    } finally {
+      process.env = env;
+    }
+  });
+});
