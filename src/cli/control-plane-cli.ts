@@ -85,7 +85,8 @@ export interface RunMembership {
 /**
  * Joins the control plane for one run: a member with a heartbeat (it fences itself, calling
  * `onFenced`, when it cannot renew in time), a listener for answers, and an approver whose
- * requests any member may answer for `waitMs`.
+ * requests any member may answer for `waitMs` (a request the control plane cannot carry also
+ * calls `onFenced`: the run cannot be answered any more).
  */
 export async function joinForRun(
   url: string,
@@ -112,7 +113,7 @@ export async function joinForRun(
       }
     });
     opened.push(() => listener.close());
-    const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending });
+    const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: o.onFenced });
     return {
       approver,
       memberId: member.id,

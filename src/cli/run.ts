@@ -69,9 +69,10 @@ audit chain (docs/runtimes.md).
 Exit status: 0 the session completed (refused tool calls are reported to the model and in the
 log, not as a failure of the session); 1 it hit a limit (limit_hit); 2 usage or core errors, a
 model section the provider cannot use (options, key secret), a runtime that cannot start (no
-binary, a refused --runtime-arg); 3 the model provider or the external CLI failed (key refused,
-still unavailable after retries, broken or truncated stream: the message names the provider, the
-host and the fix); 130 cancelled.
+binary, a refused --runtime-arg); 3 the model provider, the external CLI or the control plane
+(--store) failed (key refused, still unavailable after retries, broken or truncated stream, a
+control plane gone or this run's lease lost: the message names which, the host and the fix);
+130 cancelled.
 `;
 
 export async function runRun(argv: string[]): Promise<number> {
@@ -154,8 +155,11 @@ export async function runRun(argv: string[]): Promise<number> {
   const out = viewPrinter(secrets);
   const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
+  let lostControlPlane: string | null = null;
   fenced = (why) => {
-    cliIo().stderr.write(`supervisor run: this run lost its place on the control plane (${displayText(why)}); cancelling it\n`);
+    if (lostControlPlane !== null) return;
+    lostControlPlane = why;
+    cliIo().stderr.write(`supervisor run: this run lost the control plane (${displayText(why)}); stopping it\n`);
     controller.abort();
   };
   const line = (e: Record<string, unknown>): void => out.json(e);
@@ -189,7 +193,7 @@ export async function runRun(argv: string[]): Promise<number> {
       onEvent,
     });
     const outcome = result.outcome;
-    status = outcome === 'completed' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+    status = lostControlPlane !== null ? 'failed' : outcome === 'completed' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
     const effects = result.effects;
     if (json) {
       line({
@@ -208,6 +212,7 @@ export async function runRun(argv: string[]): Promise<number> {
         `\n${outcome}${result.reason && outcome !== 'completed' ? ` (${result.reason})` : ''} after ${result.turns} user turn(s), ${result.iterations} model turn(s): ${effects.ok} tool call(s) ran, ${effects.failed} refused or failed · audit: supervisor audit verify --session ${s.id}\n`,
       );
     }
+    if (lostControlPlane !== null) return 3;
     if (outcome === 'cancelled') return 130;
     if (outcome === 'failed') {
       cliIo().stderr.write(`supervisor run: runtime ${target.name} failed: ${result.reason ?? 'unknown'}\n`);

@@ -24,6 +24,8 @@ export interface ControlPlaneApproverOptions {
   sessionPayload?: Record<string, unknown>;
   /** Told once per request, e.g. to print how to answer it. */
   onPending?: (id: string, request: ApprovalRequest) => void;
+  /** Told when the control plane could not carry a request: the run cannot be answered any more. */
+  onUnavailable?: (why: string) => void;
 }
 
 export class ControlPlaneApprover implements Approver {
@@ -43,6 +45,18 @@ export class ControlPlaneApprover implements Approver {
     if (request.actionSummary.length > PENDING_SUMMARY_MAX) {
       return approvalDecision(false, 'non-interactive', `the action is ${request.actionSummary.length} characters, more than the ${PENDING_SUMMARY_MAX} an approval request shows in full; nobody was asked`);
     }
+    try {
+      return await this.ask(request, signal);
+    } catch (err) {
+      // The control plane went away, or this member lost its place there: nobody can answer, so
+      // nothing is approved, and the run is told (it stops rather than go on unanswerable).
+      const why = `the control plane could not carry an approval request (${(err as Error).message})`;
+      this.o.onUnavailable?.(why);
+      return approvalDecision(false, 'non-interactive', `${why}; nothing was approved`);
+    }
+  }
+
+  private async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
     const { member, listener } = this.o;
     const row = await requestApproval(member, await this.leaseFor(request.sessionId), {
       principal: request.principalId,

@@ -158,6 +158,47 @@ describe('approvals across members on the control plane', { skip, timeout: 120_0
     assert.deepEqual(sessions.rows.map((r) => r.status), ['ended']);
   });
 
+  it('the server goes away while a run waits for an approval: the run ends, saying why, nothing approved, its local session closed', async () => {
+    const own = await startPgCluster();
+    let stopped = false;
+    try {
+      const ownUrl = await own.createDatabase('cp_goes_away');
+      const core = makeCore({
+        'agent.yaml': 'name: asker\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+        'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: 'echo must-not-run' } }] }, { text: 'done' }),
+      });
+      const hostA = dir('cp-gone-');
+      const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', ownUrl, '--await-approval', '90', '--state-dir', hostA], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      run.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      run.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+      try {
+        await waitForAsync('the request on the control plane', async () => (await pendingIds(ownUrl))[0], 30_000);
+        await own.stop();
+        stopped = true;
+        const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 30_000))]);
+        assert.notEqual(code, 'hung', `the run did not end after its control plane went away: ${err}`);
+        assert.equal(code, 3, 'a control plane gone is a failed dependency (exit 3)');
+      } finally {
+        if (run.exitCode === null) run.kill('SIGKILL');
+        await exited;
+      }
+      assert.doesNotMatch(err, /\n\s+at |internal error/, 'no stack, no internal error');
+      assert.match(err, /supervisor run: this run lost the control plane \(the control plane could not carry an approval request \(connect ECONNREFUSED/);
+      const results = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.type === 'tool_result');
+      assert.deepEqual(results.map((r) => [r.ok, r.code]), [[false, 'APPROVAL_DENIED']], 'nothing was approved, so nothing ran');
+      const sessions = await runMain('sessions', '--state-dir', hostA, '--json');
+      assert.equal(sessions.status, 0, sessions.stderr);
+      const listed = JSON.parse(sessions.stdout) as { sessions: { status: string }[] };
+      assert.equal(listed.sessions.length, 1);
+      assert.notEqual(listed.sessions[0]!.status, 'running', 'the local session was closed');
+    } finally {
+      if (!stopped) await own.stop();
+    }
+  });
+
   it('a wrong scheme or a server that refuses: exit 2 naming the fix, no session started, no password shown', async () => {
     const state = dir('cp-hostile-');
     const core = makeCore({ 'agent.yaml': 'name: asker\n' });
