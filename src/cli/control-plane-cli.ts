@@ -40,15 +40,8 @@ export interface ApprovalsBackend {
 
 /** The requests of the local principal on the control plane at `url`, from any member. */
 export async function controlPlaneApprovals(url: string): Promise<ApprovalsBackend> {
-  const cp = await import('../control-plane/index.js');
+  const { cp, pool } = await operatorPool(url, 'supervisor-approvals');
   const principal = localPrincipal();
-  const pool = await controlPlane(() => cp.openPool(url, { applicationName: 'supervisor-approvals', max: 1 }));
-  try {
-    await controlPlane(() => cp.migrateControlPlane(pool));
-  } catch (err) {
-    await pool.end().catch(() => undefined);
-    throw err;
-  }
   return {
     // A control-plane session has no delegation chain of its own: the request's session is its chain.
     list: async () => (await cp.listPendingApprovals(pool, principal)).map((r) => ({ ...r, chain: [r.sessionId] })),
@@ -69,6 +62,52 @@ export async function controlPlaneApprovals(url: string): Promise<ApprovalsBacke
   };
 }
 
+/** One short-lived connection for an operator command on the control plane (migrated, like a local store is). */
+async function operatorPool(url: string, name: string) {
+  const cp = await import('../control-plane/index.js');
+  const pool = await controlPlane(() => cp.openPool(url, { applicationName: name, max: 1 }));
+  try {
+    await controlPlane(() => cp.migrateControlPlane(pool));
+    return { cp, pool };
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The local principal's sessions on the control plane, from every member, newest first. */
+export async function controlPlaneSessions(url: string, limit: number): Promise<import('../control-plane/index.js').ListedSession[]> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-sessions');
+  try {
+    return await cp.listSessions(pool, localPrincipal(), limit);
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * Cancels the local principal's session `id` on whichever member runs it, then waits up to
+ * `waitMs` for it to end there. `outcome`: what the request found; `status`: the session's status
+ * after the wait (null when there is no such session of yours).
+ */
+export async function controlPlaneCancel(url: string, id: string, waitMs: number): Promise<{ outcome: 'requested' | 'already' | 'ended' | 'missing'; status: string | null }> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-cancel');
+  try {
+    const principal = localPrincipal();
+    const outcome = await cp.requestSessionCancel(pool, principal, id, controlPlaneDecidedBy().replace('supervisor approvals', 'supervisor cancel'));
+    const statusOf = async (): Promise<string | null> => (await pool.query<{ status: string }>('SELECT status FROM sessions WHERE id = $1 AND principal = $2', [id, principal])).rows[0]?.status ?? null;
+    const deadline = Date.now() + waitMs;
+    let status = await statusOf();
+    while (status === 'running' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await statusOf();
+    }
+    return { outcome, status };
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Who answered, as the asking member is told: the machine, not only a pid. */
 export function controlPlaneDecidedBy(): string {
   return `supervisor approvals on ${hostname()} (pid ${process.pid})`;
@@ -78,6 +117,11 @@ export function controlPlaneDecidedBy(): string {
 export interface RunMembership {
   readonly approver: Approver;
   readonly memberId: string;
+  /**
+   * Registers the run's session there (operators on any member list it) and calls `onCancel` when
+   * one of them cancels it (supervisor cancel --store). Returns its control-plane id.
+   */
+  attach(sessionId: string, principal: string, onCancel: (by: string) => void): Promise<string>;
   /** Ends the run's control-plane sessions with its status, stops listening and leaves. */
   leave(status: string): Promise<void>;
 }
@@ -104,7 +148,7 @@ export async function joinForRun(
     await controlPlane(() => cp.migrateControlPlane(pool));
     const member = await controlPlane(() => cp.ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: o.onFenced }));
     opened.push(() => member.leave('the run ended'));
-    const listener = new cp.ApprovalListener(url);
+    const listener = new cp.ControlPlaneListener(url);
     await controlPlane(async () => {
       try {
         await listener.start();
@@ -117,6 +161,11 @@ export async function joinForRun(
     return {
       approver,
       memberId: member.id,
+      async attach(sessionId, principal, onCancel) {
+        const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
+        listener.watchCancel(lease.id, onCancel);
+        return lease.id;
+      },
       async leave(status) {
         for (const lease of await approver.openedLeases()) await cp.endOwnedSession(member, lease, status).catch(() => undefined);
         await unwind();

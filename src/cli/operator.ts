@@ -8,15 +8,17 @@ import { openStore, PendingApprovalStore, SessionStore, type ListedApproval, typ
 import { displayJson, displayPreview, displayText } from '../redaction/index.js';
 import { answerApproval, decidedByText, shownDigest } from '../operator/approval-answer.js';
 import { localPrincipal } from './principal.js';
-import { parseFlags } from './flags.js';
+import { parseFlags, type ParsedFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
-import { controlPlaneApprovals, controlPlaneDecidedBy, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
+import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
 
-export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR]
+export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR | --store URL]
 
 Lists your sessions, newest first: id, status, core, started and ended times, and why a session
-was interrupted (its supervisor died; see supervisor reconcile).
+was interrupted (its supervisor died; see supervisor reconcile). --store postgres://… (or
+$SUPERVISOR_STORE_URL) lists your runs on every machine of that control plane (runs started with
+--store), each with the host and pid that owns it.
 `;
 export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR]
 
@@ -29,10 +31,13 @@ Prints a background task's log (redacted; bounded per task, the full output is i
 --json prints one JSON object per chunk: {seq, stream, at, chunk}.
 `;
 export const CANCEL_HELP = `Usage: supervisor cancel <task> [--json] [--wait S] [--state-dir DIR]
+       supervisor cancel <session> --store URL [--json] [--wait S]
 
 Asks the run that owns the task to stop it (its whole process tree) and waits up to S seconds
-(default 10) for the end state. Exit status: 0 the task ended (or had ended), 1 it is still
-running after the wait, 2 no such task.
+(default 10) for the end state. With --store postgres://… (or $SUPERVISOR_STORE_URL), cancels one
+of your runs on any machine of that control plane (a session id from supervisor sessions --store):
+the member that owns it stops the run and its trees. Exit status: 0 the task or run ended (or had
+ended), 1 it is still running after the wait, 2 no such task or session.
 `;
 
 export function openForOperator(stateDir: string | undefined): { db: Database; principal: string } {
@@ -52,9 +57,11 @@ const limitOf = (v: string | undefined): number => {
 };
 
 export async function runSessions(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['limit', 'state-dir'], multi: [] }, 'sessions');
+  const f = parseFlags(argv, { bool: ['json'], value: ['limit', 'state-dir', 'store'], multi: [] }, 'sessions');
   if (f.help) return void cliIo().stdout.write(SESSIONS_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('sessions takes no arguments; see supervisor sessions --help');
+  const url = storeUrlOf(f.value.get('store'));
+  if (url !== undefined) return controlPlaneSessionList(url, f);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   try {
     const rows = new SessionStore(db).listSessions({ principal }, { limit: limitOf(f.value.get('limit')) });
@@ -65,6 +72,22 @@ export async function runSessions(argv: string[]): Promise<number> {
   } finally {
     db.close();
   }
+}
+
+/** `sessions --store`: the runs of every member, with the host and pid that owns each. */
+async function controlPlaneSessionList(url: string, f: ParsedFlags): Promise<number> {
+  if (f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+  const rows = await controlPlaneSessions(url, limitOf(f.value.get('limit')));
+  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ sessions: rows })}\n`);
+  else if (rows.length === 0) cliIo().stdout.write('no sessions of yours on the control plane\n');
+  else {
+    for (const s of rows) {
+      const owner = s.host === null ? 'no owner' : `${displayText(s.host)} pid ${s.pid}${s.memberStatus === 'alive' ? '' : ` (member ${s.memberStatus})`}`;
+      const core = typeof s.created.core === 'string' ? `  ${displayText(s.created.core)}` : '';
+      cliIo().stdout.write(`${s.id}  ${s.status.padEnd(11)} ${when(s.createdAt)} → ${when(s.endedAt)}  ${owner}${core}${s.endReason ? ` (${displayText(s.endReason)})` : ''}\n`);
+    }
+  }
+  return 0;
 }
 
 function taskLine(t: TaskRecord): string {
@@ -130,12 +153,14 @@ export async function runLogs(argv: string[]): Promise<number> {
 }
 
 export async function runCancel(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['wait', 'state-dir'], multi: [] }, 'cancel');
+  const f = parseFlags(argv, { bool: ['json'], value: ['wait', 'state-dir', 'store'], multi: [] }, 'cancel');
   if (f.help) return void cliIo().stdout.write(CANCEL_HELP), 0;
   const [id, ...extra] = f.positionals;
   if (!id || extra.length > 0) throw new UsageError('cancel needs one task id: supervisor cancel <task>');
   const waitS = f.value.get('wait') === undefined ? 10 : Number(f.value.get('wait'));
   if (!Number.isFinite(waitS) || waitS < 0 || waitS > 600) throw new UsageError(`--wait must be seconds from 0 to 600, got ${JSON.stringify(f.value.get('wait'))}`);
+  const url = storeUrlOf(f.value.get('store'));
+  if (url !== undefined) return controlPlaneCancelRun(url, id, waitS, f);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   const store = new TaskStore(db);
   try {
@@ -155,6 +180,19 @@ export async function runCancel(argv: string[]): Promise<number> {
   } finally {
     db.close();
   }
+}
+
+/** `cancel --store`: the run that owns the session, on whichever member, is told to stop; then the wait. */
+async function controlPlaneCancelRun(url: string, id: string, waitS: number, f: ParsedFlags): Promise<number> {
+  if (f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+  const { outcome, status } = await controlPlaneCancel(url, id, waitS * 1000);
+  if (outcome === 'missing') {
+    cliIo().stderr.write(`supervisor cancel: no session ${displayText(id)} of yours on the control plane (supervisor sessions --store … lists them)\n`);
+    return 2;
+  }
+  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id, cancel: outcome, status })}\n`);
+  else cliIo().stdout.write(`${id}  ${status ?? '?'}  (${outcome === 'requested' ? 'cancel sent to its member' : outcome === 'already' ? 'a cancel was already asked' : 'it was not running'})\n`);
+  return status === 'running' ? 1 : 0;
 }
 
 export const APPROVALS_HELP = `Usage: supervisor approvals [--json] [--state-dir DIR | --store URL]

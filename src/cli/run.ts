@@ -128,10 +128,23 @@ export async function runRun(argv: string[]): Promise<number> {
     onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void cliIo().stderr.write(`notice: ${displayText(text)}\n`)),
   };
   let s: CoreSession;
+  let cancelledBy: string | null = null;
+  let cancel = (): void => undefined;
   try {
     s = await openCoreSession(sessionOptions, 'run');
   } catch (err) {
     await membership?.leave('the session did not open');
+    throw err;
+  }
+  try {
+    // Listed on the control plane from the start, and cancellable from any member.
+    await membership?.attach(s.id, s.principal, (by) => {
+      cancelledBy = by;
+      cancel();
+    });
+  } catch (err) {
+    await s.close('failed');
+    await membership?.leave('failed');
     throw err;
   }
   const target = runtimeFor(runtimeFlag ?? s.core.agent.runtime);
@@ -155,6 +168,11 @@ export async function runRun(argv: string[]): Promise<number> {
   const out = viewPrinter(secrets);
   const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
+  cancel = () => {
+    cliIo().stderr.write(`supervisor run: cancelled from the control plane by ${displayText(cancelledBy ?? 'an operator')}\n`);
+    controller.abort();
+  };
+  if (cancelledBy !== null) cancel();
   let lostControlPlane: string | null = null;
   fenced = (why) => {
     if (lostControlPlane !== null) return;

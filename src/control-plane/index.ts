@@ -8,7 +8,7 @@ export { migrateControlPlane, CONTROL_PLANE_MIGRATIONS, type ControlPlaneMigrati
 export { ControlPlaneMember, MAX_LEASE_MS, type MemberIdentity, type MemberOptions } from './member.js';
 export { fenceRow, fencedUpdate, reclaimExpiredMembers, type Lease, type OwnedTable, type ReclaimedMember, type ReclaimedTask } from './leases.js';
 export { appendChainEvents, verifyControlPlaneChain, controlPlaneSessionIds, type NewChainEvent } from './chain.js';
-export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession } from './sessions.js';
+export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession, listSessions, requestSessionCancel, CANCEL_CHANNEL, type ListedSession } from './sessions.js';
 export { enqueueTask, claimTask, recordTaskEvent, finishTask, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask } from './work-queue.js';
 export { requestApproval, getApproval, listPendingApprovals, answerApproval, closeApproval, APPROVAL_CHANNEL, type ControlPlaneApproval, type ControlPlaneApprovalStatus, type NewApproval } from './approvals.js';
-export { ApprovalListener, LISTENER_APPLICATION_NAME, type ApprovalListenerOptions } from './approval-listener.js';
+export { ControlPlaneListener, LISTENER_APPLICATION_NAME, type ListenerOptions } from './listener.js';

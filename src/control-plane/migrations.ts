@@ -127,6 +127,17 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
       );
       CREATE INDEX approvals_pending_by_principal ON approvals (principal, created_at) WHERE status = 'pending';`,
   },
+  {
+    // Operator commands across hosts: a session says whose it is (operators see only their own),
+    // and a cancel asked on any member is a flag on the row, announced on supervisor_cancels.
+    version: 5,
+    name: 'session principals and cancels',
+    sql: `
+      ALTER TABLE sessions ADD COLUMN principal text;
+      ALTER TABLE sessions ADD COLUMN cancel_requested_at timestamptz;
+      ALTER TABLE sessions ADD COLUMN cancel_requested_by text;
+      CREATE INDEX sessions_by_principal ON sessions (principal, created_at);`,
+  },
 ];
 
 // Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.

@@ -3,22 +3,25 @@
 // Creating a session opens its audit chain in the same transaction, as the SQLite store does.
 import { randomUUID } from 'node:crypto';
 import { appendChainEvents, type NewChainEvent } from './chain.js';
-import { inTransaction, type ControlPlanePool } from './connect.js';
+import { inTransaction, type ControlPlanePool, type Queryable } from './connect.js';
 import { ControlPlaneError } from './errors.js';
 import { fenceRow, fencedUpdate, type Lease } from './leases.js';
 import type { ControlPlaneMember } from './member.js';
+
+/** The channel a cancel is announced on; the payload is the session's id. */
+export const CANCEL_CHANNEL = 'supervisor_cancels';
 
 /**
  * A session owned by `member` under a new lease (epoch 1), with its `session.created` event. Fails
  * with MemberFencedError / ControlPlaneError('MEMBER_LEASE_LAPSED') when the member may not write.
  */
-export async function createOwnedSession(member: ControlPlaneMember, payload: Record<string, unknown> = {}, id: string = randomUUID()): Promise<Lease> {
+export async function createOwnedSession(member: ControlPlaneMember, payload: Record<string, unknown> = {}, id: string = randomUUID(), principal: string | null = null): Promise<Lease> {
   member.assertWritable();
   return inTransaction(member.pool, async (c) => {
     const r = await c.query(
-      `INSERT INTO sessions (id, owner_member, epoch, status)
-       SELECT $1, $2, 1, 'running' WHERE EXISTS (SELECT 1 FROM members m WHERE m.id = $2 AND m.status = 'alive' AND m.lease_expires_at > clock_timestamp())`,
-      [id, member.id],
+      `INSERT INTO sessions (id, owner_member, epoch, status, principal)
+       SELECT $1, $2, 1, 'running', $3 WHERE EXISTS (SELECT 1 FROM members m WHERE m.id = $2 AND m.status = 'alive' AND m.lease_expires_at > clock_timestamp())`,
+      [id, member.id, principal],
     );
     if (!r.rowCount) throw new ControlPlaneError('MEMBER_LEASE_LAPSED', `member ${member.id} holds no live lease; the session was not created`);
     await appendChainEvents(c, id, [{ kind: 'session.created', payload: { ...payload, owner_member: member.id } }], true);
@@ -50,5 +53,63 @@ export async function endOwnedSession(member: ControlPlaneMember, lease: Lease, 
   await inTransaction(member.pool, async (c) => {
     await fencedUpdate(c, lease, "status = 'ended', ended_at = clock_timestamp(), end_reason = $4", [reason]);
     await appendChainEvents(c, lease.id, [{ kind: 'session.ended', payload: { reason } }]);
+  });
+}
+
+/** A session as an operator on any member lists it. */
+export interface ListedSession {
+  id: string;
+  status: string;
+  createdAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  /** The owning member's host and pid, and whether that member is alive. */
+  host: string | null;
+  pid: number | null;
+  memberStatus: string | null;
+  /** What the owner recorded when it made the session (its core, its local session id). */
+  created: Record<string, unknown>;
+  cancelRequestedBy: string | null;
+}
+
+/** The principal's sessions, newest first, with their owners. */
+export async function listSessions(q: Queryable, principal: string, limit = 50): Promise<ListedSession[]> {
+  const r = await q.query<{ id: string; status: string; created_at: Date; ended_at: Date | null; end_reason: string | null; host_id: string | null; pid: number | null; member_status: string | null; payload: string | null; cancel_requested_by: string | null }>(
+    `SELECT s.id, s.status, s.created_at, s.ended_at, s.end_reason, s.cancel_requested_by, m.host_id, m.pid, m.status AS member_status, e.payload
+     FROM sessions s LEFT JOIN members m ON m.id = s.owner_member LEFT JOIN runtime_events e ON e.session_id = s.id AND e.seq = 1
+     WHERE s.principal = $1 ORDER BY s.created_at DESC, s.id LIMIT $2`,
+    [principal, limit],
+  );
+  return r.rows.map((x) => ({
+    id: x.id,
+    status: x.status,
+    createdAt: x.created_at.getTime(),
+    endedAt: x.ended_at ? x.ended_at.getTime() : null,
+    endReason: x.end_reason,
+    host: x.host_id,
+    pid: x.pid,
+    memberStatus: x.member_status,
+    created: x.payload ? (JSON.parse(x.payload) as Record<string, unknown>) : {},
+    cancelRequestedBy: x.cancel_requested_by,
+  }));
+}
+
+/**
+ * An operator's cancel of the principal's running session, from any member: a flag on the row and
+ * a NOTIFY in one transaction; the owning member acts on it (its listener hears it, or reads the
+ * flag at its next wake). 'requested' the first time; 'already' when a cancel was asked before;
+ * 'ended' when the session is not running; 'missing' when it is not the principal's.
+ */
+export async function requestSessionCancel(pool: ControlPlanePool, principal: string, id: string, by: string): Promise<'requested' | 'already' | 'ended' | 'missing'> {
+  return inTransaction(pool, async (c) => {
+    const r = await c.query<{ status: string; cancel_requested_at: Date | null }>('SELECT status, cancel_requested_at FROM sessions WHERE id = $1 AND principal = $2 FOR UPDATE', [id, principal]);
+    const row = r.rows[0];
+    if (!row) return 'missing';
+    if (row.status !== 'running') return 'ended';
+    if (row.cancel_requested_at) return 'already';
+    await c.query('UPDATE sessions SET cancel_requested_at = clock_timestamp(), cancel_requested_by = $2 WHERE id = $1', [id, by]);
+    await appendChainEvents(c, id, [{ kind: 'session.cancel_requested', payload: { by } }]);
+    await c.query('SELECT pg_notify($1, $2)', [CANCEL_CHANNEL, id]);
+    return 'requested';
   });
 }

@@ -7,7 +7,7 @@ import {
   createOwnedSession,
   getApproval,
   requestApproval,
-  type ApprovalListener,
+  type ControlPlaneListener,
   type ControlPlaneMember,
   type Lease,
 } from '../control-plane/index.js';
@@ -17,7 +17,7 @@ import type { ApprovalRequest, Approver } from './approval-broker.js';
 
 export interface ControlPlaneApproverOptions {
   member: ControlPlaneMember;
-  listener: ApprovalListener;
+  listener: ControlPlaneListener;
   /** How long a request waits for an answer. */
   waitMs: number;
   /** What the run's session on the control plane records about it (core, local session). */
@@ -58,7 +58,7 @@ export class ControlPlaneApprover implements Approver {
 
   private async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
     const { member, listener } = this.o;
-    const row = await requestApproval(member, await this.leaseFor(request.sessionId), {
+    const row = await requestApproval(member, await this.sessionFor(request.sessionId, request.principalId), {
       principal: request.principalId,
       tool: request.toolName,
       capability: request.capability,
@@ -88,12 +88,15 @@ export class ControlPlaneApprover implements Approver {
     }
   }
 
-  private leaseFor(sessionId: string): Promise<Lease> {
+  /**
+   * The control-plane session of local session `sessionId` (made on first use, owned by this
+   * member): one per local session and member, so a session resumed by a later run (another
+   * member) gets a row of its own.
+   */
+  sessionFor(sessionId: string, principal: string): Promise<Lease> {
     let lease = this.leases.get(sessionId);
     if (!lease) {
-      // One control-plane session per local session and member: a resumed session in a later run
-      // (another member) gets a row of its own.
-      lease = createOwnedSession(this.o.member, { ...this.o.sessionPayload, local_session: sessionId }, `${sessionId}@${this.o.member.id}`);
+      lease = createOwnedSession(this.o.member, { ...this.o.sessionPayload, local_session: sessionId }, `${sessionId}@${this.o.member.id}`, principal);
       this.leases.set(sessionId, lease);
     }
     return lease;

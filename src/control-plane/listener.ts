@@ -1,13 +1,15 @@
-// Hearing answers to this member's approval requests: one connection of its own holding
-// LISTEN supervisor_approvals. A notification wakes the request it names; every (re)connect and
-// every poll interval wake them all, because a notification sent while the connection was down
-// (pg_terminate_backend, a restart, a network cut) is gone for good. Waiters read the row again
-// when woken, so the row stays the only truth and a lost notification delays an answer by at most
-// one poll interval.
+// What a member hears from the others: answers to its approval requests and cancels of its
+// sessions, on one connection of its own holding LISTEN supervisor_approvals and
+// supervisor_cancels. A notification wakes what it names; every (re)connect and every poll
+// interval wake everything, because a notification sent while the connection was down
+// (pg_terminate_backend, a restart, a network cut) is gone for good. Woken, a waiter reads its row
+// again (and a watched session's cancel flag is read here), so the rows stay the only truth and a
+// lost notification delays nothing by more than one poll interval.
 import pg from 'pg';
 import { APPROVAL_CHANNEL } from './approvals.js';
+import { CANCEL_CHANNEL } from './sessions.js';
 
-export interface ApprovalListenerOptions {
+export interface ListenerOptions {
   /** How often every waiter reads its row again, notification or not (default 2000 ms). */
   pollMs?: number;
   /** The longest pause between reconnect attempts (default 2000 ms; the first is after 100 ms). */
@@ -17,13 +19,15 @@ export interface ApprovalListenerOptions {
 }
 
 /** pg_stat_activity.application_name of the listening connection (the tests end it by this name). */
-export const LISTENER_APPLICATION_NAME = 'supervisor-approval-listener';
+export const LISTENER_APPLICATION_NAME = 'supervisor-listener';
 
-export class ApprovalListener {
+export class ControlPlaneListener {
   private readonly pollMs: number;
   private readonly maxBackoffMs: number;
   private client: pg.Client | null = null;
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Sessions whose cancel this member acts on: id → what to do (called once). */
+  private readonly cancelWatch = new Map<string, (by: string) => void>();
   private pollTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private backoffMs = 100;
@@ -31,7 +35,7 @@ export class ApprovalListener {
   /** Completed connects (LISTEN issued); more than one means it reconnected. */
   connects = 0;
 
-  constructor(private readonly url: string, private readonly o: ApprovalListenerOptions = {}) {
+  constructor(private readonly url: string, private readonly o: ListenerOptions = {}) {
     this.pollMs = o.pollMs ?? 2000;
     this.maxBackoffMs = o.maxBackoffMs ?? 2000;
   }
@@ -64,6 +68,12 @@ export class ApprovalListener {
     });
   }
 
+  /** Calls `onCancel` once when an operator on any member cancels session `id` (its flag is read on every wake too). */
+  watchCancel(id: string, onCancel: (by: string) => void): void {
+    this.cancelWatch.set(id, onCancel);
+    void this.readCancels([id]);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.pollTimer);
@@ -88,11 +98,13 @@ export class ApprovalListener {
     c.on('error', onLost);
     c.on('end', () => onLost());
     c.on('notification', (n) => {
-      if (n.channel === APPROVAL_CHANNEL && n.payload) this.wake(n.payload);
+      if (!n.payload) return;
+      if (n.channel === APPROVAL_CHANNEL) this.wake(n.payload);
+      else if (n.channel === CANCEL_CHANNEL && this.cancelWatch.has(n.payload)) void this.readCancels([n.payload]);
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${APPROVAL_CHANNEL}`);
+      await c.query(`LISTEN ${APPROVAL_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
     } catch (err) {
       c.removeAllListeners('end');
       await c.end().catch(() => {});
@@ -128,5 +140,23 @@ export class ApprovalListener {
 
   private wakeAll(): void {
     for (const id of [...this.waiters.keys()]) this.wake(id);
+    if (this.cancelWatch.size > 0) void this.readCancels([...this.cancelWatch.keys()]);
+  }
+
+  /** Reads the cancel flags of watched sessions on the listening connection; a read that fails waits for the next wake. */
+  private async readCancels(ids: string[]): Promise<void> {
+    const c = this.client;
+    if (!c) return;
+    try {
+      const r = await c.query<{ id: string; by: string | null }>('SELECT id, cancel_requested_by AS by FROM sessions WHERE id = ANY($1) AND cancel_requested_at IS NOT NULL', [ids]);
+      for (const row of r.rows) {
+        const onCancel = this.cancelWatch.get(row.id);
+        if (!onCancel) continue;
+        this.cancelWatch.delete(row.id);
+        onCancel(row.by ?? 'an operator');
+      }
+    } catch (err) {
+      this.o.onError?.(err);
+    }
   }
 }

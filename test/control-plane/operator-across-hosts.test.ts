@@ -1,4 +1,6 @@
-// Approvals across members on a real PostgreSQL (issue 21): a `supervisor run --store` waits on
+// Operator commands across members on a real PostgreSQL (issue 21). `sessions --store` lists a
+// run of another machine with its host and pid; `cancel --store` stops it there, its tree too.
+// Approvals: a `supervisor run --store` waits on
 // the control plane and an operator answers with `supervisor approvals --store` from another
 // process (another state dir: nothing local is shared); the answer arrives by NOTIFY, and after
 // pg_terminate_backend on the run's listening connection the next answer still arrives (the
@@ -12,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  ApprovalListener,
+  ControlPlaneListener,
   ControlPlaneMember,
   LISTENER_APPLICATION_NAME,
   answerApproval,
@@ -25,7 +27,7 @@ import {
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { runMain } from '../helpers/cli.js';
-import { tempDir, waitFor, waitForAsync } from '../helpers/procs.js';
+import { pidsWithCmdline, tempDir, waitFor, waitForAsync } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const skip = pgUnavailableReason() ?? false;
@@ -42,7 +44,7 @@ async function pendingIds(url: string): Promise<string[]> {
   return (JSON.parse(r.stdout) as { pending: { id: string }[] }).pending.map((p) => p.id);
 }
 
-describe('approvals across members on the control plane', { skip, timeout: 120_000 }, () => {
+describe('operator commands across members on the control plane', { skip, timeout: 120_000 }, () => {
   let cluster: PgCluster;
   let url: string;
   const pools: ControlPlanePool[] = [];
@@ -68,7 +70,7 @@ describe('approvals across members on the control plane', { skip, timeout: 120_0
     pools.push(pool);
     await migrateControlPlane(pool);
     const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'listener-test' }), { reclaimEveryMs: 0 });
-    const listener = new ApprovalListener(url, { pollMs: 600_000 });
+    const listener = new ControlPlaneListener(url, { pollMs: 600_000 });
     try {
       await listener.start();
       const lease = await createOwnedSession(member);
@@ -156,6 +158,43 @@ describe('approvals across members on the control plane', { skip, timeout: 120_0
     const pool = pools.at(-1)!;
     const sessions = await pool.query<{ status: string }>("SELECT status FROM sessions WHERE id LIKE '%@%'");
     assert.deepEqual(sessions.rows.map((r) => r.status), ['ended']);
+  });
+
+  it('sessions --store lists a run of another member with its host and pid; cancel --store stops it there, tree and all', async () => {
+    const marker = `sleep ${30 + Math.floor(Math.random() * 1000) / 1000}`;
+    const core = makeCore({
+      'agent.yaml': 'name: sleeper\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: marker, timeout: 60 } }] }, { text: 'done' }),
+    });
+    const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', url, '--approve', 'terminal', '--state-dir', dir('cp-sleeper-')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    run.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    run.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor('the sleep to start', () => pidsWithCmdline(marker).length > 0, 30_000);
+      const listed = await runMain('sessions', '--store', url, '--json');
+      assert.equal(listed.status, 0, listed.stderr);
+      const rows = (JSON.parse(listed.stdout) as { sessions: { id: string; status: string; pid: number; host: string; created: { core: string } }[] }).sessions;
+      const mine = rows.find((r) => r.status === 'running' && r.pid === run.pid);
+      assert.ok(mine, `the run (pid ${run.pid}) is listed: ${listed.stdout}`);
+      assert.equal(mine.created.core, core);
+
+      const cancelled = await runMain('cancel', mine.id, '--store', url, '--wait', '20', '--json');
+      assert.equal(cancelled.status, 0, cancelled.stderr);
+      assert.deepEqual(JSON.parse(cancelled.stdout), { id: mine.id, cancel: 'requested', status: 'ended' });
+      assert.equal(await exited, 130);
+      assert.match(err, /cancelled from the control plane by supervisor cancel on .* \(pid \d+\)/);
+      assert.deepEqual(pidsWithCmdline(marker), [], 'the run\'s tree went with it');
+      const again = await runMain('cancel', mine.id, '--store', url, '--json');
+      assert.deepEqual(JSON.parse(again.stdout), { id: mine.id, cancel: 'ended', status: 'ended' });
+      const missing = await runMain('cancel', 'se_nope@x', '--store', url);
+      assert.equal(missing.status, 2);
+      assert.match(missing.stderr, /no session se_nope@x of yours on the control plane/);
+    } finally {
+      if (run.exitCode === null) run.kill('SIGKILL');
+      await exited;
+    }
   });
 
   it('the server goes away while a run waits for an approval: the run ends, saying why, nothing approved, its local session closed', async () => {
