@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
-import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { removeTempCores } from '../core/temp-core.js';
+import { foregroundCallCore } from '../helpers/foreground-call-core.js';
 import { openStore, SessionStore, SpawnRecordStore, verifyChain } from '../../src/store/index.js';
 import { readStat } from '../../src/process/linux/procfs.js';
 
@@ -16,14 +17,6 @@ const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], {
 
 /** A bound on how long a run takes to reach its call on a loaded machine, not a measurement. */
 const REACH_MS = 90_000;
-
-/** A run whose first model turn runs `command` in the foreground and whose second turn ends. */
-function foregroundCore(command: string): string {
-  return makeCore({
-    'agent.yaml': 'name: t\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
-    'script.yaml': `turns:\n  - tool_calls:\n      - { name: terminal, arguments: { command: ${JSON.stringify(command)} } }\n  - text: done\n`,
-  });
-}
 
 describe('supervisor cancel <spawn id>', { skip: process.platform !== 'linux' && 'POSIX shell commands and /proc' }, () => {
   const dirs: { remove(): void }[] = [];
@@ -35,7 +28,7 @@ describe('supervisor cancel <spawn id>', { skip: process.platform !== 'linux' &&
   test("stops a foreground call's whole tree (escapee included), records it in the audit chain, and the run goes on; refuses malformed, unknown, foreign and ended ids", async () => {
     const state = tempDir('tree-cancel-');
     dirs.push(state);
-    const run = spawn(process.execPath, [CLI, 'run', foregroundCore('setsid sleep 301 & sleep 302'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(process.execPath, [CLI, 'run', foregroundCallCore('setsid sleep 301 & sleep 302'), '--approve', 'terminal', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     run.stdout.on('data', (c) => (out += c));
     run.stderr.on('data', (c) => (out += c));

@@ -519,20 +519,21 @@ function renderTree(t: TreeView): HTMLElement {
   let actions = card.querySelector<HTMLElement>('.actions');
   if (!actions) {
     actions = el('div', undefined, 'actions');
-    if (t.taskId) {
-      const taskId = t.taskId;
-      // Asks the owning run to stop the task's whole tree (what supervisor cancel does).
-      const stop = el('button', 'Cancel');
-      stop.type = 'button';
-      stop.setAttribute('aria-label', `cancel tree ${t.spawnId} (task ${taskId})`);
-      stop.addEventListener('click', () => {
-        stop.disabled = true;
-        void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => say(r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`));
-      });
-      actions.append(stop);
-    } else {
-      actions.append(el('span', 'A call of a running turn: it ends with its call (stop the run to stop it).'));
-    }
+    // Asks the run that owns the tree to stop all of it (what supervisor cancel does): a task's
+    // tree through its task, a running call's tree (a long command, an MCP server) by its spawn id;
+    // the call then returns a cancelled result to the model and the run goes on.
+    const stop = el('button', 'Cancel');
+    stop.type = 'button';
+    const taskId = t.taskId;
+    stop.setAttribute('aria-label', taskId ? `cancel tree ${t.spawnId} (task ${taskId})` : `cancel tree ${t.spawnId} (a running call's)`);
+    stop.addEventListener('click', () => {
+      stop.disabled = true;
+      const asked = taskId
+        ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
+        : api<{ message?: string; error?: string }>(`/api/trees/${encodeURIComponent(t.spawnId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => r.body.message ?? r.body.error ?? `cancel failed (${r.status})`);
+      void asked.then(say);
+    });
+    actions.append(stop);
   }
   card.replaceChildren(head, meta, scroll, actions);
   return card;
