@@ -3,7 +3,7 @@
 // it is slower and coarser than libproc; it exists so that a missing native binary degrades the
 // supervisor instead of disabling it.
 import { spawnSync } from 'node:child_process';
-import { bootIdentity, parseBoottimeText, parsePsTable, psCommandHasEnv, PS_ENV, PS_TABLE_ARGS } from './proc-info.js';
+import { bootIdentity, parseBoottimeText, parsePsTable, parsePsUsage, psCommandHasEnv, PS_ENV, PS_TABLE_ARGS, PS_USAGE_FIELDS, type PsUsage } from './proc-info.js';
 import { DarwinOnlyError, nodeKill, type DarwinProc, type DarwinProcessSource } from './process-source.js';
 
 export const PS_PATH = '/bin/ps';
@@ -12,9 +12,16 @@ export const SYSCTL_PATH = '/usr/sbin/sysctl';
 /** Runs a tool with a fixed environment; stdout on exit status 0, otherwise null. */
 export type ToolRunner = (file: string, args: readonly string[]) => string | null;
 
-function runTool(file: string, args: readonly string[]): string | null {
+export function runTool(file: string, args: readonly string[]): string | null {
   const r = spawnSync(file, [...args], { env: PS_ENV, encoding: 'utf8', timeout: 10_000, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
   return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
+}
+
+/** One process's figures through `ps -o PS_USAGE_FIELDS -p PID` (both macOS sources use it). */
+export function psUsage(run: ToolRunner, pid: number): PsUsage | null {
+  if (!(pid > 0)) return null;
+  const text = run(PS_PATH, ['-o', PS_USAGE_FIELDS, '-p', String(pid)]);
+  return text === null ? null : parsePsUsage(text, pid);
 }
 
 export class PsSource implements DarwinProcessSource {
@@ -57,6 +64,10 @@ export class PsSource implements DarwinProcessSource {
     if (!(pid > 0)) return false;
     const text = this.run(PS_PATH, ['-wwE', '-o', 'command=', '-p', String(pid)]);
     return text !== null && psCommandHasEnv(text, name, value);
+  }
+
+  usage(pid: number): PsUsage | null {
+    return psUsage(this.run, pid);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {

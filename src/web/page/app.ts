@@ -479,11 +479,12 @@ function processRow(p: ProcessView): HTMLElement {
   if (p.escapee) tr.dataset.escapee = 'true';
   const cells: [string, string, string?][] = [
     ['pid', String(p.pid), 'num'],
-    ['command', p.command + (p.leader ? ' (leader)' : '')],
-    ['state', p.state ?? '-'],
-    ['age', age(p.startedAt), 'num'],
-    ['CPU', p.cpuMs === null ? '-' : `${(p.cpuMs / 1000).toFixed(2)} s${cpuShare(p)}`, 'num'],
-    ['RSS', p.rssKib === null ? '-' : `${(p.rssKib / 1024).toFixed(1)} MiB`, 'num'],
+    // n/a: this platform's reader does not say (docs/web.md lists what each OS gives).
+    ['command', (p.command === '' ? 'n/a' : p.command) + (p.leader ? ' (leader)' : '')],
+    ['state', p.state ?? 'n/a'],
+    ['age', p.startedAt === null ? 'n/a' : age(p.startedAt), 'num'],
+    ['CPU', p.cpuMs === null ? 'n/a' : `${(p.cpuMs / 1000).toFixed(2)} s${cpuShare(p)}`, 'num'],
+    ['RSS', p.rssKib === null ? 'n/a' : `${(p.rssKib / 1024).toFixed(1)} MiB`, 'num'],
     ['escapee', p.escapee ? 'yes (left the session)' : 'no', p.escapee ? 'escapee' : undefined],
   ];
   for (const [label, v, cls] of cells) {

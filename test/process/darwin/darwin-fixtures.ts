@@ -1,7 +1,7 @@
 // Test doubles for the macOS process layer: byte-exact builders for proc_bsdinfo and KERN_PROCARGS2
 // (offsets written as literals from <sys/proc_info.h>, independent of the constants under test),
 // and a fake process table implementing DarwinProcessSource.
-import { envHas, parseBsdInfo, parseProcArgs2 } from '../../../src/process/darwin/proc-info.js';
+import { envHas, parseBsdInfo, parseProcArgs2, parsePsUsage, type PsUsage } from '../../../src/process/darwin/proc-info.js';
 import type { DarwinProc, DarwinProcessSource } from '../../../src/process/darwin/process-source.js';
 
 export interface BsdFields {
@@ -81,6 +81,16 @@ export interface FakeProc {
   zombie?: boolean;
   /** Survives SIGTERM. */
   ignoresTerm?: boolean;
+  /** What `ps -o pid=,ppid=,stat=,rss=,time=,etime=,ucomm=` prints of it (none: ps answers nothing). */
+  ps?: { stat: string; rss: number; time: string; name: string; /** etime of another start than `start` (a reused pid). */ startedMsLater?: number };
+}
+
+/** ps's etime, "[[dd-]hh:]mm:ss", written here independently of the parser under test. */
+function etime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const [d, h, m, sec] = [Math.floor(s / 86400), Math.floor(s / 3600) % 24, Math.floor(s / 60) % 60, s % 60];
+  return d > 0 ? `${d}-${two(h)}:${two(m)}:${two(sec)}` : h > 0 ? `${two(h)}:${two(m)}:${two(sec)}` : `${two(m)}:${two(sec)}`;
 }
 
 /**
@@ -134,6 +144,14 @@ export class FakeProcessTable implements DarwinProcessSource {
     const p = this.procs.get(pid);
     if (!p) return false;
     return envHas(parseProcArgs2(buildProcArgs2({ execPath: '/bin/fake', argv: ['fake'], env: p.env ?? [] })), name, value);
+  }
+
+  /** Through the real parser, from a ps line built as macOS ps prints it. */
+  usage(pid: number): PsUsage | null {
+    const p = this.procs.get(pid);
+    if (!p?.ps) return null;
+    const elapsed = Date.now() - Number(p.start / 1000n) - (p.ps.startedMsLater ?? 0);
+    return parsePsUsage(`${String(p.pid).padStart(5)} ${String(p.ppid).padStart(5)} ${p.ps.stat.padEnd(4)} ${String(p.ps.rss).padStart(6)} ${p.ps.time.padStart(9)} ${etime(elapsed).padStart(11)} ${p.ps.name}\n`, pid);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {
