@@ -180,7 +180,7 @@ async function cancelTree(db: Database, principal: string, id: string, waitS: nu
     }
     const running = r.status === 'running' || r.status === 'starting';
     if (json) cliIo().stdout.write(`${displayJson({ id, requested: o.kind, status: r.status, signal: r.signal, exitCode: r.exitCode, ownerPid: r.ownerPid, sessionId: o.sessionId })}\n`);
-    else cliIo().stdout.write(`${text}\n${id}  ${r.status}${running ? ` after ${waitS} s (its run has not stopped it yet)` : ''}\n`);
+    else cliIo().stdout.write(`${text}\n${id}  ${r.status}${running ? ` after ${waitS} s: its run (pid ${r.ownerPid}) has not stopped it yet; if that run is gone, supervisor reconcile stops the tree` : ''}\n`);
     return running ? 1 : 0;
   } finally {
     db.close();

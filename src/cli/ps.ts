@@ -24,7 +24,7 @@ function print(trees: readonly TreeView[]): void {
   const out = cliIo().stdout;
   if (trees.length === 0) return void out.write('no process tree is running\n');
   for (const t of trees) {
-    out.write(`${t.spawnId}  ${t.command}  ${t.status}  session ${t.sessionId}${t.taskId ? `  task ${t.taskId}` : ''}  owner pid ${t.ownerPid}\n`);
+    out.write(`${t.spawnId}  ${t.command}  ${t.status}  session ${t.sessionId}${t.taskId ? `  task ${t.taskId}` : ''}  owner pid ${t.ownerPid}${t.cancelRequestedBy ? `  stopping (cancel asked by ${t.cancelRequestedBy})` : ''}\n`);
     for (const p of t.processes) {
       const age = p.startedAt === null ? 'n/a' : secs(Date.now() - p.startedAt);
       const rss = p.rssKib === null ? 'n/a' : `${(p.rssKib / 1024).toFixed(1)}MiB`;

@@ -54,6 +54,8 @@ export interface OwnedSpawn {
   sessionId: string;
   /** The background task whose tree it is (cancellable with the task); null for a call's own tree. */
   taskId: string | null;
+  /** Who asked its owner to stop it (a cancel by spawn id not acted on yet), or null. */
+  cancelRequestedBy: string | null;
 }
 
 interface Row {
@@ -194,6 +196,7 @@ export class SpawnRecordStore {
       record: fromRow(r),
       sessionId: r.owned_session,
       taskId: r.task_id,
+      cancelRequestedBy: r.cancel_requested_at ? (r.cancel_requested_by ?? 'an operator') : null,
     }));
   }
 

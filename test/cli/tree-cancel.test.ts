@@ -12,6 +12,7 @@ import { removeTempCores } from '../core/temp-core.js';
 import { foregroundCallCore } from '../helpers/foreground-call-core.js';
 import { openStore, SessionStore, SpawnRecordStore, verifyChain } from '../../src/store/index.js';
 import { readStat } from '../../src/process/linux/procfs.js';
+import { localPrincipal } from '../../src/session/principal.js';
 
 const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
 
@@ -67,6 +68,18 @@ describe('supervisor cancel <spawn id>', { skip: process.platform !== 'linux' &&
       assert.equal(db.prepare('SELECT cancel_requested_at FROM spawns WHERE spawn_id = ?').pluck().get(foreign), null, "nothing was written on another principal's tree");
       assert.equal(requested(), null);
       for (const pid of pids) assert.equal(alive(pid), true, `pid ${pid} still runs after the refusals`);
+
+      // A tree of ours whose owning run is gone: the request is stored, nobody acts, and the command says what to do.
+      const orphaned = 'sp_0a0a0a0a0a0a0a0a0a0a0a0a';
+      const deadOwner = { pid: 2_000_000_001, startMarker: 'linux:gone-boot:1' };
+      new SessionStore(db).createSession({ principal: localPrincipal() }, { coreDir: '/tmp/core', coreRevision: 'rev', runtime: 'local', owner: deadOwner });
+      new SpawnRecordStore(db).insert({ spawnId: orphaned, pid: 2_000_000_002, pgid: 2_000_000_002, sid: 2_000_000_002, platform: 'linux', bootId: 'gone-boot', startMarker: 'linux:gone-boot:2', cgroup: null, command: 'sh', ownerPid: deadOwner.pid, ownerStartMarker: deadOwner.startMarker, startedAt: Date.now() });
+      const waited = cli('cancel', orphaned, '--wait', '0', '--state-dir', state.path);
+      assert.equal(waited.status, 1, waited.stderr);
+      assert.match(waited.stdout, new RegExp(`^${orphaned}  running after 0 s: its run \\(pid 2000000001\\) has not stopped it yet; if that run is gone, supervisor reconcile stops the tree$`, 'm'));
+      const listed = cli('ps', '--state-dir', state.path);
+      assert.match(listed.stdout, new RegExp(`^${orphaned}  sh  running  .*  stopping \\(cancel asked by supervisor cancel at a terminal \\(pid \\d+\\)\\)$`, 'm'));
+      assert.doesNotMatch(listed.stdout, new RegExp(`^${spawnId} .*stopping`, 'm'), 'nobody asked about the live tree yet');
 
       const t0 = Date.now();
       const c = cli('cancel', spawnId, '--json', '--state-dir', state.path);

@@ -84,6 +84,7 @@ test("a cancel request: only the principal's tree, once (compare-and-swap), refu
     assert.equal(first.kind === 'requested' && first.sessionId, session.id);
     const second = spawns.requestCancel(alice, 'sp_call', 'tab B', 2000);
     assert.deepEqual(second.kind === 'pending' && [second.kind, second.requestedBy], ['pending', 'terminal A'], 'the second asker is told who asked first');
+    assert.deepEqual(spawns.runningOwnedBy(alice).map((o) => [o.record.spawnId, o.cancelRequestedBy]), [['sp_call', 'terminal A'], ['sp_task', null]], 'the list says which tree is being stopped, and who asked');
     assert.equal(spawns.requestCancel(alice, 'sp_task', 'terminal A').kind, 'requested', "a task's tree, through its session");
     assert.equal(spawns.requestCancel(alice, 'sp_done', 'terminal A').kind, 'ended');
     // Another principal's tree and an unknown id read alike, and nothing is written.

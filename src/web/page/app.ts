@@ -84,6 +84,7 @@ interface TreeView {
   status: string;
   startedAt: number;
   ownerPid: number;
+  cancelRequestedBy: string | null;
   processes: ProcessView[];
 }
 
@@ -502,7 +503,7 @@ function renderTree(t: TreeView): HTMLElement {
   card.dataset.processes = String(t.processes.length);
   card.setAttribute('aria-label', `process tree ${t.spawnId}`);
   const head = el('h3', `${t.command} — ${t.spawnId}`);
-  const meta = el('p', `session ${t.sessionId}${t.taskId ? ` · task ${t.taskId}` : ''} · owner pid ${t.ownerPid} · ${t.status} for ${age(t.startedAt)} · ${t.processes.length} process(es), ${t.processes.filter((p) => p.escapee).length} escapee(s)`);
+  const meta = el('p', `session ${t.sessionId}${t.taskId ? ` · task ${t.taskId}` : ''} · owner pid ${t.ownerPid} · ${t.status} for ${age(t.startedAt)} · ${t.processes.length} process(es), ${t.processes.filter((p) => p.escapee).length} escapee(s)${t.cancelRequestedBy ? ` · stopping: cancel asked by ${t.cancelRequestedBy}` : ''}`);
   const table = el('table');
   const thead = el('thead');
   const hr = el('tr');
