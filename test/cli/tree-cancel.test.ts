@@ -7,8 +7,8 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { alive, CLI, markedPids, tempDir, waitFor } from '../helpers/procs.js';
-import { removeTempCores } from '../core/temp-core.js';
+import { alive, CLI, fixture, markedPids, tempDir, waitFor } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { foregroundCallCore } from '../helpers/foreground-call-core.js';
 import { openStore, SessionStore, SpawnRecordStore, verifyChain } from '../../src/store/index.js';
 import { readStat } from '../../src/process/linux/procfs.js';
@@ -122,6 +122,66 @@ describe('supervisor cancel <spawn id>', { skip: process.platform !== 'linux' &&
     } finally {
       run.kill('SIGKILL');
       db.close();
+    }
+  });
+
+  test("stops an MCP server's tree (a setsid'd grandchild that ignores TERM, a double-forked one) while a call waits on it; the call fails, the run goes on", async () => {
+    const state = tempDir('tree-cancel-mcp-');
+    dirs.push(state);
+    const started = join(state.path, 'server-started');
+    const core = makeCore({
+      'agent.yaml': 'name: t\ngrants: ["mcp.connect:fx", "mcp.call:fx"]\napproval: { default: auto }\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'agent/mcp/fx.yaml': [
+        'name: fx',
+        'transport:',
+        '  type: stdio',
+        `  command: ${JSON.stringify(process.execPath)}`,
+        `  args: [${JSON.stringify(fixture('mcp/server.mjs'))}, grandchildren, --marker, ${JSON.stringify(started)}]`,
+        'approval: { connect: auto, call: auto }',
+        '',
+      ].join('\n'),
+      'script.yaml': 'turns:\n  - tool_calls:\n      - { name: fx_slow, arguments: { ms: 100000 } }\n  - text: done\n',
+    });
+    const run = spawn(process.execPath, [CLI, 'run', core, '--approve', 'mcp.connect.fx', '--json', '--state-dir', state.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (c) => (out += c));
+    run.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((r) => run.once('close', r));
+    let db: ReturnType<typeof openStore> | undefined;
+    try {
+      const store = await waitFor('the run to open its store', () => {
+        try {
+          return openStore(join(state.path, 'supervisor.db'), { checkpointer: false });
+        } catch {
+          return null;
+        }
+      }, REACH_MS);
+      db = store;
+      const spawnId = await waitFor("the server's tree", () => (store.prepare("SELECT spawn_id FROM spawns WHERE status = 'running' AND command LIKE '%node'").pluck().get() as string | undefined) ?? null, REACH_MS);
+      // The server, its two sleeping grandchildren (one setsid'd and ignoring TERM), and the slow call in flight.
+      const pids = await waitFor('the server and its grandchildren', () => {
+        const p = markedPids(spawnId);
+        return p.filter((pid) => readStat(pid)?.name === 'sleep').length === 2 ? p : null;
+      }, REACH_MS);
+      await waitFor('the slow call to report progress', () => /"type":"progress","callId":"[^"]+","tool":"fx_slow"/.test(out) || null, REACH_MS);
+      const c = cli('cancel', spawnId, '--json', '--state-dir', state.path);
+      assert.equal(c.status, 0, c.stdout + c.stderr);
+      assert.equal((JSON.parse(c.stdout) as { status: string }).status, 'cancelled');
+      assert.deepEqual(markedPids(spawnId), [], 'nothing of the server tree is left');
+      for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
+      assert.equal(await exited, 0, out);
+      const result = out.trim().split('\n').flatMap((l) => {
+        try {
+          return [JSON.parse(l) as { type: string; tool?: string; ok?: boolean; isError?: boolean }];
+        } catch {
+          return [];
+        }
+      }).find((e) => e.type === 'tool_result' && e.tool === 'fx_slow');
+      assert.equal(result?.ok, false, `the call failed: ${JSON.stringify(result)}`);
+      assert.equal(store.prepare("SELECT COUNT(*) FROM runtime_events WHERE kind = 'tree.cancelled' AND json_extract(payload, '$.spawn_id') = ?").pluck().get(spawnId), 1);
+    } finally {
+      run.kill('SIGKILL');
+      db?.close();
     }
   });
 });
