@@ -105,7 +105,7 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
       }
     });
 
-  test("a running call's tree with an escapee has a Cancel: it leaves the open page, its processes are gone, the call returns cancelled and the run ends", async () => {
+  test("a running call's tree with an escapee has a Cancel: it leaves the open page, its processes are gone, the call returns cancelled and the run ends", async (t) => {
     const dir = stateDir(c);
     const run = startRun(c, foregroundCore(c, 'setsid sleep 303 & sleep 304'), ['--approve', 'terminal'], dir);
     const db = await runStore(c, dir, REACH_MS);
@@ -128,8 +128,11 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
     assert.doesNotMatch(await card.innerText(), /task tk_/, "a call's tree, not a task's");
 
     const loads = await page.locator('#app').getAttribute('data-state-loads');
+    const clicked = Date.now();
     await card.getByRole('button', { name: `cancel tree ${spawnId} (a running call's)` }).click();
     await card.waitFor({ state: 'detached', timeout: 30_000 });
+    // A figure, not a bound: the owner's poll (200 ms), the ladder, and the page's next read (1 s).
+    t.diagnostic(`click -> card gone: ${Date.now() - clicked} ms`);
     assert.equal(await page.locator('#app').getAttribute('data-state-loads'), loads, 'the page was not reloaded');
     assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);

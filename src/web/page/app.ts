@@ -533,12 +533,27 @@ function renderTree(t: TreeView): HTMLElement {
       const asked = taskId
         ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
         : api<{ message?: string; error?: string }>(`/api/trees/${encodeURIComponent(t.spawnId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => r.body.message ?? r.body.error ?? `cancel failed (${r.status})`);
-      void asked.then(say);
+      void asked.then((text) => {
+        say(text);
+        followUntilGone(t.spawnId);
+      });
     });
     actions.append(stop);
   }
   card.replaceChildren(head, meta, scroll, actions);
   return card;
+}
+
+/**
+ * After a cancel, the list is read every 200 ms (the server answers from one walk per 400 ms) until
+ * the tree is gone or 10 s passed, instead of once a second: its owner acts within 200 ms.
+ */
+function followUntilGone(spawnId: string): void {
+  const until = Date.now() + 10_000;
+  const timer = window.setInterval(() => {
+    if (Date.now() > until || !treesBox.querySelector(`[data-spawn="${spawnId}"]`)) return window.clearInterval(timer);
+    void refreshTrees();
+  }, 200);
 }
 
 async function refreshTrees(): Promise<void> {
