@@ -54,6 +54,10 @@ describe('supervisor cancel <spawn id>', { skip: process.platform !== 'linux' &&
       assert.equal(malformed.status, 2, malformed.stderr);
       assert.equal(JSON.parse(malformed.stdout).refused, 'malformed');
       assert.match(malformed.stderr, /is not a spawn id \(sp_ and 24 hex digits/);
+      const forged = cli('cancel', 'sp_\x1b]0;pwned\x07\u202e', '--state-dir', state.path);
+      assert.equal(forged.status, 2);
+      assert.match(forged.stderr, /sp_\\x1b\]0;pwned\\x07\\u202e is not a spawn id/, 'the id is shown escaped');
+      assert.doesNotMatch(forged.stderr, /[\x1b\x07\u202e]/, 'no raw control or bidi character reaches the terminal');
       const unknown = cli('cancel', 'sp_0123456789abcdef01234567', '--state-dir', state.path);
       assert.equal(unknown.status, 2);
       assert.match(unknown.stderr, /no live process tree sp_0123456789abcdef01234567 of yours/);
