@@ -134,6 +134,11 @@ export interface ProcessPlatform {
    * process now. Absent where the platform has no reader for it yet (the view shows pids only).
    */
   usage?(pid: number, startTime: string): ProcessUsage | null;
+  /**
+   * usage() of several processes with one read of the OS where a read costs a process (macOS's
+   * `ps`): by pid, null for one gone or changed. The observer calls it once per tree when present.
+   */
+  usageOfMany?(members: readonly { pid: number; startTime: string }[]): Map<number, ProcessUsage | null>;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

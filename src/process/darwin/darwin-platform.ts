@@ -66,20 +66,38 @@ export class DarwinPlatform implements ProcessPlatform {
     return p !== null && !p.zombie && sameStart(p.startTime, marker.startTime, src.coarseStartTime);
   }
 
-  /**
-   * What an operator is shown of a live member: the start from the marker the walk checked (the
-   * identity), the figures from the source (ps) if its row is the same process, judged by its
-   * elapsed time: a pid reused between the two reads shows nothing rather than a stranger's figures.
-   */
+  /** usageOfMany of one process. */
   usage(pid: number, startTime: string): ProcessUsage | null {
+    return this.usageOfMany([{ pid, startTime }]).get(pid) ?? null;
+  }
+
+  /**
+   * What an operator is shown of live members: each one's start from the marker the walk checked
+   * (the identity, read again here; a zombie or another start shows nothing), the figures from one
+   * read of the source (ps) for all of them, each row used only if it is the same process, judged
+   * by its elapsed time: a pid reused between the two reads shows nothing rather than a stranger's.
+   */
+  usageOfMany(members: readonly { pid: number; startTime: string }[]): Map<number, ProcessUsage | null> {
     const src = this.source;
-    const p = src.info(pid);
-    if (p === null || p.zombie || p.startTime !== startTime) return null;
-    const startedAt = Number(BigInt(p.startTime) / 1000n);
-    if (!src.usage) return { ppid: p.ppid, name: '', state: null, startedAt, cpuMs: null, rssKib: null };
-    const u = src.usage(pid);
-    if (u === null || Math.abs(Date.now() - u.elapsedMs - startedAt) > SAME_START_SLACK_MS) return null;
-    return { ppid: u.ppid, name: u.name, state: u.state, startedAt, cpuMs: u.cpuMs, rssKib: u.rssKib };
+    const out = new Map<number, ProcessUsage | null>();
+    const live = new Map<number, { ppid: number; startedAt: number }>();
+    for (const m of members) {
+      const p = src.info(m.pid);
+      if (p === null || p.zombie || p.startTime !== m.startTime) out.set(m.pid, null);
+      else live.set(m.pid, { ppid: p.ppid, startedAt: Number(BigInt(p.startTime) / 1000n) });
+    }
+    const rows = src.usage?.([...live.keys()]);
+    const now = Date.now();
+    for (const [pid, { ppid, startedAt }] of live) {
+      if (rows === undefined) {
+        out.set(pid, { ppid, name: '', state: null, startedAt, cpuMs: null, rssKib: null });
+        continue;
+      }
+      const u = rows.get(pid);
+      const same = u !== undefined && Math.abs(now - u.elapsedMs - startedAt) <= SAME_START_SLACK_MS;
+      out.set(pid, same ? { ppid: u.ppid, name: u.name, state: u.state, startedAt, cpuMs: u.cpuMs, rssKib: u.rssKib } : null);
+    }
+    return out;
   }
 
   /** No cgroup to enter: the command runs as given, in the session `detached: true` creates. */

@@ -49,9 +49,9 @@ export class LibprocSource implements DarwinProcessSource {
     return r.bytes !== null && envHas(parseProcArgs2(r.bytes), name, value);
   }
 
-  /** Through ps (one child process per look): only an operator's view asks, never the ladder. */
-  usage(pid: number): PsUsage | null {
-    return psUsage(runTool, pid);
+  /** Through ps (one child process per look at a tree): only an operator's view asks, never the ladder. */
+  usage(pids: readonly number[]): Map<number, PsUsage> {
+    return psUsage(runTool, pids);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {

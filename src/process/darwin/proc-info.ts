@@ -360,6 +360,15 @@ export function parsePsDuration(text: string): number | null {
   return (((Number(d ?? 0) * 24 + Number(h ?? 0)) * 60 + Number(min)) * 60 + Number(s)) * 1000 + ms;
 }
 
+function usageRow(line: string): PsUsage | null {
+  const m = USAGE_ROW.exec(line);
+  if (!m) return null;
+  const cpuMs = parsePsDuration(m[5]!);
+  const elapsedMs = parsePsDuration(m[6]!);
+  if (cpuMs === null || elapsedMs === null) return null;
+  return { pid: Number(m[1]), ppid: Number(m[2]), state: m[3]!.charAt(0), rssKib: Number(m[4]), cpuMs, elapsedMs, name: m[7]!.trimEnd() };
+}
+
 /**
  * The row of `pid` in ps's answer: its first line, which must be that pid's. Every figure is a
  * number the kernel formats and comes before the name, so a name holding a newline can cut the
@@ -367,10 +376,24 @@ export function parsePsDuration(text: string): number | null {
  */
 export function parsePsUsage(text: string, pid: number): PsUsage | null {
   const first = text.split('\n').find((l) => l.trim() !== '');
-  const m = first === undefined ? null : USAGE_ROW.exec(first);
-  if (!m || Number(m[1]) !== pid) return null;
-  const cpuMs = parsePsDuration(m[5]!);
-  const elapsedMs = parsePsDuration(m[6]!);
-  if (cpuMs === null || elapsedMs === null) return null;
-  return { pid, ppid: Number(m[2]), state: m[3]!.charAt(0), rssKib: Number(m[4]), cpuMs, elapsedMs, name: m[7]!.trimEnd() };
+  const row = first === undefined ? null : usageRow(first);
+  return row !== null && row.pid === pid ? row : null;
+}
+
+/**
+ * The rows of `ps -o PS_USAGE_FIELDS -p PID,PID,…`, all or nothing: every line must be a row of an
+ * asked pid, each pid at most once. A name holding a newline makes a line that is no row, or a
+ * second row of a pid (a forged one): the whole answer is refused (null) and the caller asks per
+ * pid. A forged row of an asked pid that has exited is never used: the caller checks each pid's
+ * identity before its figures.
+ */
+export function parsePsUsageRows(text: string, asked: ReadonlySet<number>): Map<number, PsUsage> | null {
+  const rows = new Map<number, PsUsage>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const row = usageRow(line);
+    if (row === null || !asked.has(row.pid) || rows.has(row.pid)) return null;
+    rows.set(row.pid, row);
+  }
+  return rows;
 }

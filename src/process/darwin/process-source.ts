@@ -29,10 +29,11 @@ export interface DarwinProcessSource {
   /** True when the process's initial environment holds exactly NAME=value. */
   environHas(pid: number, name: string, value: string): boolean;
   /**
-   * One process's figures (ppid, state, RSS, CPU time, elapsed time, accounting name), or null
-   * when it is gone. Absent: this source has none, and the operator's views say "n/a".
+   * The figures (ppid, state, RSS, CPU time, elapsed time, accounting name) of each of `pids`
+   * still there, read at once; a pid gone is missing from the map. Absent: this source has none,
+   * and the operator's views say "n/a".
    */
-  usage?(pid: number): PsUsage | null;
+  usage?(pids: readonly number[]): Map<number, PsUsage>;
   /** kill(2): a negative pid names a process group. True when the signal was delivered. */
   kill(pid: number, signal: NodeJS.Signals): boolean;
 }

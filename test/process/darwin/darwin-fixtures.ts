@@ -1,7 +1,8 @@
 // Test doubles for the macOS process layer: byte-exact builders for proc_bsdinfo and KERN_PROCARGS2
 // (offsets written as literals from <sys/proc_info.h>, independent of the constants under test),
 // and a fake process table implementing DarwinProcessSource.
-import { envHas, parseBsdInfo, parseProcArgs2, parsePsUsage, type PsUsage } from '../../../src/process/darwin/proc-info.js';
+import { envHas, parseBsdInfo, parseProcArgs2, type PsUsage } from '../../../src/process/darwin/proc-info.js';
+import { psUsage } from '../../../src/process/darwin/ps-source.js';
 import type { DarwinProc, DarwinProcessSource } from '../../../src/process/darwin/process-source.js';
 
 export interface BsdFields {
@@ -146,12 +147,26 @@ export class FakeProcessTable implements DarwinProcessSource {
     return envHas(parseProcArgs2(buildProcArgs2({ execPath: '/bin/fake', argv: ['fake'], env: p.env ?? [] })), name, value);
   }
 
-  /** Through the real parser, from a ps line built as macOS ps prints it. */
-  usage(pid: number): PsUsage | null {
-    const p = this.procs.get(pid);
-    if (!p?.ps) return null;
-    const elapsed = Date.now() - Number(p.start / 1000n) - (p.ps.startedMsLater ?? 0);
-    return parsePsUsage(`${String(p.pid).padStart(5)} ${String(p.ppid).padStart(5)} ${p.ps.stat.padEnd(4)} ${String(p.ps.rss).padStart(6)} ${p.ps.time.padStart(9)} ${etime(elapsed).padStart(11)} ${p.ps.name}\n`, pid);
+  /** The `ps` command lines run for usage (each a child process on macOS). */
+  readonly psRuns: string[][] = [];
+
+  /**
+   * Through the real reader (psUsage: one ps for all pids, per pid when refused) and parsers, from
+   * ps output built as macOS ps prints it. Like ps, a pid that is not there fails the whole run.
+   */
+  usage(pids: readonly number[]): Map<number, PsUsage> {
+    return psUsage((file, args) => {
+      this.psRuns.push([file, ...args]);
+      const asked = args[args.length - 1]!.split(',').map(Number);
+      const lines: string[] = [];
+      for (const pid of asked) {
+        const p = this.procs.get(pid);
+        if (!p?.ps) return null;
+        const elapsed = Date.now() - Number(p.start / 1000n) - (p.ps.startedMsLater ?? 0);
+        lines.push(`${String(p.pid).padStart(5)} ${String(p.ppid).padStart(5)} ${p.ps.stat.padEnd(4)} ${String(p.ps.rss).padStart(6)} ${p.ps.time.padStart(9)} ${etime(elapsed).padStart(11)} ${p.ps.name}\n`);
+      }
+      return lines.join('');
+    }, pids);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {

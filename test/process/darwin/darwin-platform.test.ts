@@ -259,6 +259,26 @@ describe('DarwinPlatform usage (what supervisor ps and the web page show)', () =
     assert.deepEqual(u, { ppid: 100, name: '', state: null, startedAt: Number((T0 + 101n) / 1000n), cpuMs: null, rssKib: null });
   });
 
+  test('one ps for every member of a look; the figures of each, its identity checked first', () => {
+    const { table, platform } = setup(leader, sleeper, proc(102, { ps: { stat: 'R', rss: 99, time: '0:00.01', name: 'sh' } }), proc(103, {}));
+    const many = platform.usageOfMany([...[101, 102].map((pid) => ({ pid, startTime: (T0 + BigInt(pid)).toString() })), { pid: 103, startTime: '1' }]);
+    assert.equal(table.psRuns.length, 1, 'one ps for the whole look');
+    assert.deepEqual(table.psRuns[0]!.slice(-2), ['-p', '101,102'], 'only the members whose identity held');
+    assert.deepEqual([many.get(101)?.name, many.get(102)?.name], ['sleep', 'sh']);
+    assert.equal(many.get(103), null, 'another start than the walk saw: nothing shown');
+  });
+
+  test("a ps answer refused as a whole (a pid gone, a name with a newline forging a row) is asked again per pid, and a forged row is never used", () => {
+    // 104's name holds a newline followed by a row that claims 101's figures.
+    const forger = proc(104, { ps: { stat: 'S', rss: 10, time: '0:00.00', name: `evil\n  101   100 R   999999  99:00.00    00:01 forged` } });
+    const { table, platform } = setup(leader, sleeper, forger);
+    const many = platform.usageOfMany([101, 104].map((pid) => ({ pid, startTime: (T0 + BigInt(pid)).toString() })));
+    assert.deepEqual(table.psRuns.map((r) => r[r.length - 1]), ['101,104', '101', '104'], 'refused as a whole, then one pid at a time');
+    assert.equal(many.get(101)?.rssKib, 1536, "101's own figures, not the forged ones");
+    assert.equal(many.get(104)?.name, 'evil', 'the name is cut at the newline');
+    assert.equal(many.get(104)?.rssKib, 10);
+  });
+
   test("ps's durations: macOS CPU time (minutes unbounded, hundredths), procps's and etime's hours and days", () => {
     assert.equal(parsePsDuration('0:00.05'), 50);
     assert.equal(parsePsDuration('1:02.50'), 62_500);
@@ -278,15 +298,16 @@ describe('DarwinPlatform usage (what supervisor ps and the web page show)', () =
     assert.equal(parsePsUsage('  101   100 S 10 soon 00:01 x\n', 101), null);
   });
 
-  test('the ps source asks for exactly those columns of exactly that pid, with the fixed environment', () => {
+  test('the ps source asks for exactly those columns of exactly those pids', () => {
     const asked: string[][] = [];
     const src = new PsSource((file, args) => {
       asked.push([file, ...args]);
       return '  101   100 R      512   0:00.10    00:02 node\n';
     });
-    assert.deepEqual(src.usage(101), { pid: 101, ppid: 100, state: 'R', rssKib: 512, cpuMs: 100, elapsedMs: 2000, name: 'node' });
+    assert.deepEqual(src.usage([101]), new Map([[101, { pid: 101, ppid: 100, state: 'R', rssKib: 512, cpuMs: 100, elapsedMs: 2000, name: 'node' }]]));
     assert.deepEqual(asked, [['/bin/ps', '-o', PS_USAGE_FIELDS, '-p', '101']]);
-    assert.equal(src.usage(0), null);
+    assert.deepEqual(src.usage([0, -1]), new Map());
+    assert.equal(asked.length, 1, 'no ps for no real pid');
   });
 });
 
