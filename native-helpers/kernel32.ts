@@ -14,6 +14,8 @@ export const PROCESS_TERMINATE = 0x0001;
 export const PROCESS_SET_QUOTA = 0x0100;
 export const PROCESS_QUERY_LIMITED_INFORMATION = 0x1000;
 export const SYNCHRONIZE = 0x0010_0000;
+/** With PROCESS_QUERY_LIMITED_INFORMATION: what K32GetProcessMemoryInfo needs (an observer asks for nothing more). */
+export const PROCESS_VM_READ = 0x0010;
 export const WAIT_OBJECT_0 = 0;
 export const WAIT_TIMEOUT = 0x102;
 export const STILL_ACTIVE = 259;
@@ -117,14 +119,40 @@ export function jobProcessIds(job: bigint): number[] {
   }
 }
 
-/** Creation time as a FILETIME (100 ns ticks since 1601), the process's start marker. */
-export function processCreationTime(h: bigint): bigint | null {
+/** GetProcessTimes: the creation time (FILETIME, 100 ns ticks since 1601) and the CPU time used, kernel plus user, in 100 ns units. */
+export function processTimes(h: bigint): { creation: bigint; cpu100ns: bigint } | null {
   const creation = Buffer.alloc(8);
   const exit = Buffer.alloc(8);
   const kernel = Buffer.alloc(8);
   const user = Buffer.alloc(8);
   const r = call<number>('GetProcessTimes', I32, [BigIntT, U8Array, U8Array, U8Array, U8Array], [h, creation, exit, kernel, user]);
-  return r.value === 0 ? null : creation.readBigUInt64LE(0);
+  return r.value === 0 ? null : { creation: creation.readBigUInt64LE(0), cpu100ns: kernel.readBigUInt64LE(0) + user.readBigUInt64LE(0) };
+}
+
+/** Creation time as a FILETIME (100 ns ticks since 1601), the process's start marker. */
+export function processCreationTime(h: bigint): bigint | null {
+  return processTimes(h)?.creation ?? null;
+}
+
+/**
+ * K32GetProcessMemoryInfo: the working set in bytes. PROCESS_MEMORY_COUNTERS on x64 is 72 bytes:
+ * cb (DWORD) at 0, PageFaultCount at 4, PeakWorkingSetSize (SIZE_T) at 8, WorkingSetSize at 16.
+ */
+export function workingSetBytes(h: bigint): bigint | null {
+  const counters = Buffer.alloc(72);
+  counters.writeUInt32LE(72, 0);
+  const r = call<number>('K32GetProcessMemoryInfo', I32, [BigIntT, U8Array, U32], [h, counters, counters.length]);
+  return r.value === 0 ? null : counters.readBigUInt64LE(16);
+}
+
+/** QueryFullProcessImageNameW (flags 0: the Win32 path form): the program's path, no arguments. */
+export function processImageName(h: bigint): string | null {
+  const chars = 1024;
+  const name = Buffer.alloc(chars * 2);
+  const size = Buffer.alloc(4);
+  size.writeUInt32LE(chars, 0);
+  const r = call<number>('QueryFullProcessImageNameW', I32, [BigIntT, U32, U8Array, U8Array], [h, 0, name, size]);
+  return r.value === 0 ? null : name.toString('utf16le', 0, Math.min(size.readUInt32LE(0), chars) * 2);
 }
 
 /** GetExitCodeProcess: STILL_ACTIVE (259) while running. */

@@ -34,7 +34,8 @@ Commands:
   ps [--json]                       the live process trees of your runs (pid, age, CPU, RSS, escapees)
   subagents [--session ID] [--json] the delegation tree: child agents, their scope and budget
   logs <task> [--follow]            print (and follow) a background task's redacted log
-  cancel <task>                     stop a background task of a live run, from any terminal
+  cancel <task | spawn id>          stop a background task, or any live tree (sp_…, as ps lists it:
+                                    a running call's command or MCP server), from any terminal
   approvals [show|approve|deny <id>]
                                     see and answer the approval requests a run without a terminal
                                     waits on

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { openStore, PendingApprovalStore, SessionStore, type ListedApproval, type PendingApproval, TaskStore, type Database, type TaskRecord } from '../store/index.js';
 import { displayJson, displayPreview, displayText } from '../redaction/index.js';
 import { answerApproval, decidedByText, shownDigest } from '../operator/approval-answer.js';
+import { requestTreeCancel, treeCancelText, treeRecord } from '../operator/tree-cancel.js';
 import { localPrincipal } from './principal.js';
 import { parseFlags, type ParsedFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
@@ -30,14 +31,19 @@ Prints a background task's log (redacted; bounded per task, the full output is i
 --follow keeps printing new output until the task ends (Ctrl-C stops following, not the task).
 --json prints one JSON object per chunk: {seq, stream, at, chunk}.
 `;
-export const CANCEL_HELP = `Usage: supervisor cancel <task> [--json] [--wait S] [--state-dir DIR]
+export const CANCEL_HELP = `Usage: supervisor cancel <task | spawn id> [--json] [--wait S] [--state-dir DIR]
        supervisor cancel <session> --store URL [--json] [--wait S]
 
 Asks the run that owns the task to stop it (its whole process tree) and waits up to S seconds
-(default 10) for the end state. With --store postgres://… (or $SUPERVISOR_STORE_URL), cancels one
-of your runs on any machine of that control plane (a session id from supervisor sessions --store):
-the member that owns it stops the run and its trees. Exit status: 0 the task or run ended (or had
-ended), 1 it is still running after the wait, 2 no such task or session.
+(default 10) for the end state. A spawn id (sp_…, as supervisor ps lists it) names one live
+process tree instead, a background task's or a running tool call's (a long terminal command, an
+MCP server): its run stops the whole tree (TERM, then KILL), records the cancel in the session's
+audit chain, and the call returns a cancelled result to the model; the run goes on.
+With --store postgres://… (or $SUPERVISOR_STORE_URL), cancels one of your runs on any machine of
+that control plane (a session id from supervisor sessions --store): the member that owns it stops
+the run and its trees.
+Exit status: 0 the task, tree or run ended (a task or run: or had ended), 1 it is still running
+after the wait, 2 no such task, tree or session of yours, or the tree had ended already.
 `;
 
 export function openForOperator(stateDir: string | undefined): { db: Database; principal: string } {
@@ -156,12 +162,13 @@ export async function runCancel(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { bool: ['json'], value: ['wait', 'state-dir', 'store'], multi: [] }, 'cancel');
   if (f.help) return void cliIo().stdout.write(CANCEL_HELP), 0;
   const [id, ...extra] = f.positionals;
-  if (!id || extra.length > 0) throw new UsageError('cancel needs one task id: supervisor cancel <task>');
+  if (!id || extra.length > 0) throw new UsageError('cancel needs one task id or spawn id: supervisor cancel <task | sp_…>');
   const waitS = f.value.get('wait') === undefined ? 10 : Number(f.value.get('wait'));
   if (!Number.isFinite(waitS) || waitS < 0 || waitS > 600) throw new UsageError(`--wait must be seconds from 0 to 600, got ${JSON.stringify(f.value.get('wait'))}`);
   const url = storeUrlOf(f.value.get('store'));
   if (url !== undefined) return controlPlaneCancelRun(url, id, waitS, f);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
+  if (id.startsWith('sp_')) return cancelTree(db, principal, id, waitS, f.bool.has('json'));
   const store = new TaskStore(db);
   try {
     let t = store.requestCancel({ principal }, id);
@@ -193,6 +200,31 @@ async function controlPlaneCancelRun(url: string, id: string, waitS: number, f: 
   if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id, cancel: outcome, status })}\n`);
   else cliIo().stdout.write(`${id}  ${status ?? '?'}  (${outcome === 'requested' ? 'cancel sent to its member' : outcome === 'already' ? 'a cancel was already asked' : 'it was not running'})\n`);
   return status === 'running' ? 1 : 0;
+}
+
+/** `supervisor cancel sp_…`: one live tree, stopped by the run that owns it (src/operator/tree-cancel.ts). */
+async function cancelTree(db: Database, principal: string, id: string, waitS: number, json: boolean): Promise<number> {
+  try {
+    const o = requestTreeCancel(db, { principal }, id, `supervisor cancel at a terminal (pid ${process.pid})`);
+    const text = treeCancelText(id, o);
+    if (o.kind === 'malformed' || o.kind === 'not-found' || o.kind === 'ended') {
+      if (json) cliIo().stdout.write(`${displayJson({ id, refused: o.kind, message: text })}\n`);
+      cliIo().stderr.write(`supervisor cancel: ${text}\n`);
+      return 2;
+    }
+    let r = treeRecord(db, id)!;
+    const deadline = Date.now() + waitS * 1000;
+    while ((r.status === 'running' || r.status === 'starting') && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 100));
+      r = treeRecord(db, id)!;
+    }
+    const running = r.status === 'running' || r.status === 'starting';
+    if (json) cliIo().stdout.write(`${displayJson({ id, requested: o.kind, status: r.status, signal: r.signal, exitCode: r.exitCode, ownerPid: r.ownerPid, sessionId: o.sessionId })}\n`);
+    else cliIo().stdout.write(`${text}\n${id}  ${r.status}${running ? ` after ${waitS} s: its run (pid ${r.ownerPid}) has not stopped it yet; if that run is gone, supervisor reconcile stops the tree` : ''}\n`);
+    return running ? 1 : 0;
+  } finally {
+    db.close();
+  }
 }
 
 export const APPROVALS_HELP = `Usage: supervisor approvals [--json] [--state-dir DIR | --store URL]

@@ -30,6 +30,8 @@ export interface TreeView {
   startedAt: number;
   /** The supervisor process that owns the tree (a `supervisor run`, `exec` or `serve`). */
   ownerPid: number;
+  /** Who asked the owner to stop it, while it has not yet (decision 110); null: nobody. */
+  cancelRequestedBy: string | null;
   processes: ProcessView[];
 }
 
@@ -41,7 +43,7 @@ function processView(p: ObservedProcess): ProcessView {
 export async function liveTrees(db: Database, scope: PrincipalScope): Promise<TreeView[]> {
   const owned = new SpawnRecordStore(db).runningOwnedBy(scope);
   const seen = await observeTrees(owned.map((o) => o.record));
-  return owned.map(({ record: r, sessionId, taskId }) => ({
+  return owned.map(({ record: r, sessionId, taskId, cancelRequestedBy }) => ({
     spawnId: r.spawnId,
     sessionId,
     taskId,
@@ -49,6 +51,7 @@ export async function liveTrees(db: Database, scope: PrincipalScope): Promise<Tr
     status: r.status,
     startedAt: r.startedAt,
     ownerPid: r.ownerPid,
+    cancelRequestedBy: cancelRequestedBy === null ? null : displayText(cancelRequestedBy),
     processes: (seen.get(r.spawnId) ?? []).map(processView),
   }));
 }

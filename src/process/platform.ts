@@ -28,16 +28,17 @@ export interface TreeMember {
 
 /** What an operator is shown about one live member of a tree (`supervisor ps`, the web page). */
 export interface ProcessUsage {
-  ppid: number;
-  /** The kernel's name of the program, not its arguments (they may hold what a secret bound). */
+  /** Null where the platform's reader does not say (Windows: a job lists pids, not parents). */
+  ppid: number | null;
+  /** The kernel's name of the program, not its arguments (they may hold what a secret bound); '' when unknown. */
   name: string;
-  /** One-letter state: R, S, D, T … */
-  state: string;
-  /** Wall-clock start, ms since the epoch. */
+  /** One-letter state: R, S, D, T …; null where the OS has none to tell (Windows). */
+  state: string | null;
+  /** Wall-clock start, ms since the epoch: from the start marker the walk checked. */
   startedAt: number;
-  /** CPU time used, user and system. */
-  cpuMs: number;
-  /** Resident memory; null when the OS did not say. */
+  /** CPU time used, user and system; null when the OS did not say (shown "n/a"). */
+  cpuMs: number | null;
+  /** Resident memory; null when the OS did not say (shown "n/a"). */
   rssKib: number | null;
 }
 
@@ -133,6 +134,11 @@ export interface ProcessPlatform {
    * process now. Absent where the platform has no reader for it yet (the view shows pids only).
    */
   usage?(pid: number, startTime: string): ProcessUsage | null;
+  /**
+   * usage() of several processes with one read of the OS where a read costs a process (macOS's
+   * `ps`): by pid, null for one gone or changed. The observer calls it once per tree when present.
+   */
+  usageOfMany?(members: readonly { pid: number; startTime: string }[]): Map<number, ProcessUsage | null>;
   /** Live (not zombie) members of the tree, seen now. `seen` remembers every member observed. */
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[];
   /**

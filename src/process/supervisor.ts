@@ -3,7 +3,8 @@
 import { isAbsolute, join } from 'node:path';
 import { openStore, type Database } from '../store/database.js';
 import { ensurePrivateDir } from '../store/private-files.js';
-import { SpawnRecordStore, type SpawnRecord } from '../store/spawn-records.js';
+import { SpawnRecordStore, type PendingTreeCancel, type SpawnRecord } from '../store/spawn-records.js';
+import { appendEvent } from '../store/event-chain.js';
 import { reconcileDeadOwners, type InterruptedSession } from '../store/owner-reconcile.js';
 import { commandName, debugOn, debugTree } from './debug-log.js';
 import { SpawnError } from './errors.js';
@@ -28,6 +29,8 @@ export interface ProcessSupervisorOptions {
    * the thread cost it a third of its start-up (decision 65). Commits are the same either way.
    */
   checkpointer?: boolean;
+  /** How often the store is read for operators' cancel requests addressed to this supervisor's trees (default 200 ms). */
+  cancelPollMs?: number;
 }
 
 export interface ReconciledTree {
@@ -67,6 +70,9 @@ export class ProcessSupervisor {
   private readonly pollMs: number;
   private closed = false;
   private readonly closeHooks = new Set<() => void | Promise<void>>();
+  /** Operators' cancel requests for our trees (decision 110): polled, each acted on once. */
+  private readonly cancelTimer: NodeJS.Timeout;
+  private readonly cancelling = new Set<string>();
   lastReconcile: ReconcileReport | null = null;
 
   private constructor(options: ProcessSupervisorOptions) {
@@ -86,6 +92,8 @@ export class ProcessSupervisor {
     this.db = openStore(join(this.stateDir, 'supervisor.db'), { checkpointer: options.checkpointer !== false });
     this.records = new SpawnRecordStore(this.db);
     this.pollMs = options.pollMs ?? 10;
+    this.cancelTimer = setInterval(() => this.pollCancelRequests(), options.cancelPollMs ?? 200);
+    this.cancelTimer.unref();
   }
 
   static open(options: ProcessSupervisorOptions): ProcessSupervisor {
@@ -187,10 +195,52 @@ export class ProcessSupervisor {
     return this.closed;
   }
 
+  /**
+   * An operator asked (through the store: the web page, `supervisor cancel sp_…`) to stop one of
+   * our trees. The tree is stopped as a task cancel stops one (TERM, then KILL, to the whole
+   * group or cgroup); whoever waits on it (a tool call, a task) sees the outcome `cancelled`.
+   * A tree still being spawned is taken at a later poll, once it is live.
+   */
+  private pollCancelRequests(): void {
+    if (this.closed) return;
+    let requests: PendingTreeCancel[];
+    try {
+      requests = this.records.cancelRequests(this.owner);
+    } catch {
+      return; // the store is busy or closing: the next poll asks again
+    }
+    for (const r of requests) {
+      if (this.cancelling.has(r.spawnId)) continue;
+      const tree = [...this.live].find((t) => t.spawnId === r.spawnId);
+      if (tree === undefined) continue;
+      this.cancelling.add(r.spawnId);
+      void this.cancelTree(tree, r);
+    }
+  }
+
+  /** Stops the tree, then records who asked and how it ended in the audit chain of the tree's session. */
+  private async cancelTree(tree: LiveTree, r: PendingTreeCancel): Promise<void> {
+    const outcome = await tree.stop('cancelled').catch(() => null);
+    this.cancelling.delete(r.spawnId);
+    if (r.sessionId === null || !this.db.open) return;
+    try {
+      appendEvent(this.db, r.sessionId, 'tree.cancelled', {
+        spawn_id: r.spawnId,
+        requested_by: r.requestedBy,
+        requested_at: r.requestedAt,
+        outcome: outcome?.reason ?? 'failed',
+        killed: outcome?.killed ?? null,
+      });
+    } catch {
+      // The spawn record (status cancelled) stays the record; audit verify reports a chain it could not extend.
+    }
+  }
+
   /** Stops everything and closes the store. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.cancelTimer);
     const hooks = [...this.closeHooks];
     this.closeHooks.clear();
     // A hook that fails must not keep the trees alive: stopAll below still runs.

@@ -3,7 +3,7 @@
 // cgroup, the SUPERVISOR_SPAWN_ID marker, descendants of members), each with its name, age, CPU
 // time and resident memory from the platform's own readers. Read-only: nothing here signals a
 // process; a tree is stopped by its owner (a cancel request), never by the observer.
-import type { ProcessPlatform, TreeIdentity, TreeMember } from './platform.js';
+import type { ProcessPlatform, ProcessUsage, TreeIdentity, TreeMember } from './platform.js';
 import { hostPlatform } from './host-platform.js';
 import { parseMarker } from './supervisor.js';
 
@@ -46,7 +46,8 @@ export async function observeTrees(trees: readonly RecordedTree[]): Promise<Map<
       // A fresh memory per look: the observer is not the owner and claims no orphans.
       const seen = new Map<number, TreeMember>();
       const members = p.membersAsync ? await p.membersAsync(identity, () => false, seen) : p.members(identity, false, seen);
-      out.set(t.spawnId, members.map((m) => describe(p, t, m)).filter((m): m is ObservedProcess => m !== null).sort((a, b) => a.pid - b.pid));
+      const many = p.usageOfMany?.(members);
+      out.set(t.spawnId, members.map((m) => describe(p, t, m, many)).filter((m): m is ObservedProcess => m !== null).sort((a, b) => a.pid - b.pid));
     }),
   );
   return out;
@@ -59,10 +60,11 @@ function identityOf(p: ProcessPlatform, t: RecordedTree): TreeIdentity | null {
   return t.pid > 0 ? { spawnId: t.spawnId, pid: t.pid, pgid: t.pgid, sid: t.sid, startMarker: marker, cgroup: t.cgroup } : { spawnId: t.spawnId, pid: -1, pgid: -1, sid: -1, startMarker: marker, cgroup: t.cgroup };
 }
 
-function describe(p: ProcessPlatform, t: RecordedTree, m: TreeMember): ObservedProcess | null {
+/** One member as shown; `many` holds the figures of a batched read (usageOfMany) when the platform has one. */
+function describe(p: ProcessPlatform, t: RecordedTree, m: TreeMember, many: Map<number, ProcessUsage | null> | undefined): ObservedProcess | null {
   const base = { pid: m.pid, escapee: m.escapee, leader: m.pid === t.pid };
-  if (!p.usage) return { ...base, ppid: null, name: '', state: null, startedAt: null, cpuMs: null, rssKib: null };
-  const u = p.usage(m.pid, m.startTime);
+  if (!p.usage && many === undefined) return { ...base, ppid: null, name: '', state: null, startedAt: null, cpuMs: null, rssKib: null };
+  const u = many !== undefined ? (many.get(m.pid) ?? null) : p.usage!(m.pid, m.startTime);
   // Gone (or another process) since the walk: not shown.
   return u === null ? null : { ...base, ...u };
 }

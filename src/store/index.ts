@@ -46,4 +46,4 @@ export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask
 // Test-only (SUPERVISOR_FAULT_AT): the store's write path is where a run can be crashed at a chosen point.
 export { faultPoint, FAULT_ENV } from './fault-injection.js';
 export { OperatorChangeFeed, OPERATOR_CHANGES_KEPT, type OperatorChange, type OperatorChangeKind } from './operator-changes.js';
-export { SpawnRecordStore, type OwnedSpawn, type SpawnRecord, type SpawnStatus } from './spawn-records.js';
+export { SpawnRecordStore, type OwnedSpawn, type PendingTreeCancel, type SpawnRecord, type SpawnStatus, type TreeCancelRequest } from './spawn-records.js';

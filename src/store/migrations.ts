@@ -330,4 +330,19 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // A cancel request addressed to one process tree (issue 20): an operator stops a foreground
+    // call's tree (a long terminal command, an MCP server) from the page or `supervisor cancel
+    // sp_…`. The request is three columns of the tree's own row, set once (compare-and-swap on
+    // cancel_requested_at IS NULL while the tree runs); the owning supervisor polls for its own
+    // trees' requests, stops the tree and appends the cancel to cancel_session_id's audit chain.
+    version: 11,
+    name: 'spawn-cancel-requests',
+    sql: `
+      ALTER TABLE spawns ADD COLUMN cancel_requested_at INTEGER;
+      ALTER TABLE spawns ADD COLUMN cancel_requested_by TEXT;
+      ALTER TABLE spawns ADD COLUMN cancel_session_id TEXT;
+      CREATE INDEX spawns_cancel_requested ON spawns(owner_pid) WHERE status IN ('starting', 'running') AND cancel_requested_at IS NOT NULL;
+    `,
+  },
 ];

@@ -28,12 +28,34 @@ export interface SpawnRecord {
   detail: string | null;
 }
 
+/** What a cancel request addressed to a tree came to (requestCancel). */
+export type TreeCancelRequest =
+  /** Recorded now; the owning supervisor stops the tree within a fraction of a second. */
+  | { kind: 'requested'; record: SpawnRecord; sessionId: string; requestedBy: string }
+  /** Asked before (by `requestedBy`) and not acted on yet: nothing changed. */
+  | { kind: 'pending'; record: SpawnRecord; sessionId: string; requestedBy: string }
+  /** The principal's tree, ended already (its record is final): nothing to stop. */
+  | { kind: 'ended'; record: SpawnRecord; sessionId: string }
+  /** No such tree, or another principal's: the same answer, so an id of someone else's reads as unknown. */
+  | { kind: 'not-found' };
+
+/** A request the owning supervisor is to act on. */
+export interface PendingTreeCancel {
+  spawnId: string;
+  requestedBy: string;
+  requestedAt: number;
+  /** The session whose audit chain records the cancel (the tree's session when it was asked). */
+  sessionId: string | null;
+}
+
 /** A tree not yet finished, with the session (and background task, if any) it belongs to. */
 export interface OwnedSpawn {
   record: SpawnRecord;
   sessionId: string;
   /** The background task whose tree it is (cancellable with the task); null for a call's own tree. */
   taskId: string | null;
+  /** Who asked its owner to stop it (a cancel by spawn id not acted on yet), or null. */
+  cancelRequestedBy: string | null;
 }
 
 interface Row {
@@ -54,6 +76,9 @@ interface Row {
   started_at: number;
   ended_at: number | null;
   detail: string | null;
+  cancel_requested_at?: number | null;
+  cancel_requested_by?: string | null;
+  cancel_session_id?: string | null;
 }
 
 function fromRow(r: Row): SpawnRecord {
@@ -86,6 +111,9 @@ export class SpawnRecordStore {
   private readonly startingStmt;
   private readonly startedStmt;
   private readonly ownedStmt;
+  private readonly ownerOfStmt;
+  private readonly requestCancelStmt;
+  private readonly cancelRequestsStmt;
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(`INSERT INTO spawns
@@ -113,6 +141,21 @@ export class SpawnRecordStore {
         FROM spawns s LEFT JOIN tasks t ON t.spawn_id = s.spawn_id
         WHERE s.status IN ('starting', 'running'))
       WHERE owned_session IS NOT NULL ORDER BY started_at, spawn_id LIMIT @limit`);
+    // One tree's session for the principal, whatever its state: a task's session, else a session of
+    // the principal's run in the owning process: a running one first, as runningOwnedBy picks it
+    // (an ended tree's session may have ended with it). Null: not the principal's tree.
+    this.ownerOfStmt = db.prepare(`SELECT s.*,
+        CASE WHEN t.id IS NOT NULL
+          THEN (SELECT se.id FROM sessions se WHERE se.id = t.session_id AND se.principal = @principal)
+          ELSE (SELECT se.id FROM sessions se WHERE se.principal = @principal
+                AND se.owner_pid = s.owner_pid AND se.owner_start_marker = s.owner_start_marker
+                ORDER BY se.status <> 'running', EXISTS (SELECT 1 FROM tasks ct WHERE ct.child_session_id = se.id), se.created_at, se.id LIMIT 1)
+        END AS owned_session
+      FROM spawns s LEFT JOIN tasks t ON t.spawn_id = s.spawn_id WHERE s.spawn_id = @spawnId`);
+    this.requestCancelStmt = db.prepare(`UPDATE spawns SET cancel_requested_at = @at, cancel_requested_by = @by, cancel_session_id = @sessionId
+      WHERE spawn_id = @spawnId AND status IN ('starting', 'running') AND cancel_requested_at IS NULL`);
+    this.cancelRequestsStmt = db.prepare(`SELECT spawn_id, cancel_requested_by, cancel_requested_at, cancel_session_id FROM spawns
+      WHERE owner_pid = ? AND owner_start_marker = ? AND status IN ('starting', 'running') AND cancel_requested_at IS NOT NULL`);
     this.startedStmt = db.prepare(`UPDATE spawns SET pid = @pid, pgid = @pgid, sid = @sid, boot_id = @bootId, start_marker = @startMarker,
       status = 'running', started_at = @startedAt WHERE spawn_id = @spawnId AND status = 'starting'`);
   }
@@ -153,6 +196,34 @@ export class SpawnRecordStore {
       record: fromRow(r),
       sessionId: r.owned_session,
       taskId: r.task_id,
+      cancelRequestedBy: r.cancel_requested_at ? (r.cancel_requested_by ?? 'an operator') : null,
+    }));
+  }
+
+  /**
+   * An operator asks the supervisor that owns `spawnId` to stop it (the page, `supervisor cancel
+   * sp_…`). Only the principal's tree (found as runningOwnedBy finds it); one request per tree: the
+   * write is a compare-and-swap on the unset request of a tree still running, in one transaction
+   * with the ownership check. `requestedBy` says who asked, for the audit record.
+   */
+  requestCancel(scope: PrincipalScope, spawnId: string, requestedBy: string, now = Date.now()): TreeCancelRequest {
+    return this.db.transaction((): TreeCancelRequest => {
+      const r = this.ownerOfStmt.get({ principal: scope.principal, spawnId }) as (Row & { owned_session: string | null }) | undefined;
+      if (!r || r.owned_session === null) return { kind: 'not-found' };
+      const sessionId = r.owned_session;
+      if (r.status !== 'starting' && r.status !== 'running') return { kind: 'ended', record: fromRow(r), sessionId };
+      if (this.requestCancelStmt.run({ spawnId, at: now, by: requestedBy, sessionId }).changes === 1) return { kind: 'requested', record: fromRow(r), sessionId, requestedBy };
+      return { kind: 'pending', record: fromRow(r), sessionId, requestedBy: r.cancel_requested_by ?? 'an earlier request' };
+    }).immediate();
+  }
+
+  /** Cancel requests for the trees of the supervisor `owner` that are still running. */
+  cancelRequests(owner: { pid: number; startMarker: string }): PendingTreeCancel[] {
+    return (this.cancelRequestsStmt.all(owner.pid, owner.startMarker) as { spawn_id: string; cancel_requested_by: string | null; cancel_requested_at: number; cancel_session_id: string | null }[]).map((r) => ({
+      spawnId: r.spawn_id,
+      requestedBy: r.cancel_requested_by ?? 'an operator',
+      requestedAt: r.cancel_requested_at,
+      sessionId: r.cancel_session_id,
     }));
   }
 

@@ -12,6 +12,7 @@ import { answerApproval, decidedByText } from '../operator/approval-answer.js';
 import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
 import { liveTrees, type TreeView } from '../operator/live-trees.js';
 import { delegationTree, delegationView } from '../operator/delegation-tree.js';
+import { requestTreeCancel, treeCancelText } from '../operator/tree-cancel.js';
 import { checkFetchSite, checkHost, checkMutation, GateRefusal, socketGate, type GateOrigin } from './request-gate.js';
 import { prepareSocketPath, secureSocket } from './unix-socket.js';
 import { WebAuth } from './web-auth.js';
@@ -143,6 +144,26 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       if (!t) throw new HttpError(404, `no task ${displayText(id)} of yours`);
       return { task: taskView(t) };
     },
+    /**
+     * `supervisor cancel sp_…`'s request for one tree (a task's or a running call's): the run that
+     * owns it stops the whole tree and records the cancel, with who asked, in the audit chain.
+     */
+    cancelTree: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
+      const asked = requestTreeCancel(o.db, scope, id, `the supervisor web page (pid ${process.pid}${tab(body.tab)})`);
+      const message = treeCancelText(id, asked);
+      switch (asked.kind) {
+        case 'malformed':
+          throw new HttpError(400, message);
+        case 'not-found':
+          throw new HttpError(404, message);
+        case 'ended':
+          return { status: 409, body: { outcome: 'ended', message } };
+        case 'pending':
+        case 'requested':
+          // The tree leaves the page's list when its owner records it finished (the next read of /api/trees).
+          return { status: 200, body: { outcome: asked.kind, spawnId: asked.record.spawnId, message } };
+      }
+    },
     answer: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
       const { decision, always, digest } = body;
       if (decision !== 'approve' && decision !== 'deny') throw new HttpError(400, 'decision must be "approve" or "deny"');
@@ -202,6 +223,11 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       }
       const t = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
       if (t) return reply(res, 200, api.cancel(t[1]!));
+      const tree = /^\/api\/trees\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
+      if (tree) {
+        const r = api.cancelTree(tree[1]!, body);
+        return reply(res, r.status, r.body);
+      }
       throw new HttpError(404, 'not found');
     }
     if (method !== 'GET') throw new GateRefusal(`method ${method} is not served`);

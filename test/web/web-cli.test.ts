@@ -22,7 +22,9 @@ describe('supervisor web: flags', () => {
     const r = await runMain('ps', '--help');
     assert.equal(r.status, 0);
     assert.match(r.stdout, /^Usage: supervisor ps \[--json\] \[--state-dir DIR\]\n\nLists the process trees your runs hold now/);
-    assert.match(r.stdout, /program\nname \(never its arguments\), age, CPU time, resident memory/);
+    assert.match(r.stdout, /program name \(never its arguments\), age, CPU time,\nresident memory/);
+    assert.match(r.stdout, /n\/a where this OS does not say\n\(Linux: \/proc; macOS: ps; Windows: /);
+    assert.match(r.stdout, /supervisor cancel <spawn id> stops a whole tree, a task's or a running call's/);
     const extra = await runMain('ps', 'extra');
     assert.equal(extra.status, 2);
     assert.match(extra.stderr, /ps takes no arguments; see supervisor ps --help/);

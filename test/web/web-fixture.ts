@@ -12,6 +12,7 @@ import { openStore, PendingApprovalStore, SessionStore, type Database, type Pend
 import { localPrincipal } from '../../src/session/principal.js';
 import { CLI } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { foregroundCallCore } from '../helpers/foreground-call-core.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** Why the browser tests skip, or false: they need Debian's chromium (.ci/run installs it). */
@@ -188,6 +189,12 @@ export function backgroundTaskCore(c: Cleanup, command: string): string {
   });
   c.add(() => removeTempCores());
   return core;
+}
+
+/** foregroundCallCore (test/helpers), removed at cleanup. */
+export function foregroundCore(c: Cleanup, command: string): string {
+  c.add(() => removeTempCores());
+  return foregroundCallCore(command);
 }
 
 /** The run's store once it exists (closed at cleanup). */

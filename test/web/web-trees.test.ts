@@ -7,7 +7,8 @@ import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { alive, CLI, markedPids, waitFor } from '../helpers/procs.js';
-import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, backgroundTaskCore, runStore, startRun, closeBrowser } from './web-fixture.js';
+import { browser, Cleanup, NO_BROWSER, startWeb, stateDir, backgroundTaskCore, foregroundCore, raw, runStore, signIn, startRun, closeBrowser, type LiveRun } from './web-fixture.js';
+import type { Database } from '../../src/store/index.js';
 import { readStat } from '../../src/process/linux/procfs.js';
 
 declare const document: any;
@@ -82,5 +83,110 @@ describe('live process trees on the operator page', { skip: NO_BROWSER }, () => 
     assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
     assert.equal(await run.exited, 0, run.output());
+  });
+
+  /** The call's own tree (no task) of a run started on `dir` and its pids, once both sleeps run. */
+  async function callTree(db: Database): Promise<{ spawnId: string; pids: number[] }> {
+    const spawnId = await waitFor("the call's tree", () => (db.prepare("SELECT s.spawn_id FROM spawns s LEFT JOIN tasks t ON t.spawn_id = s.spawn_id WHERE s.status = 'running' AND t.id IS NULL AND s.command LIKE '%sh'").pluck().get() as string | undefined) ?? null, REACH_MS);
+    const pids = await waitFor('both sleeps', () => {
+      const p = markedPids(spawnId);
+      return p.filter((pid) => readStat(pid)?.name === 'sleep').length === 2 ? p : null;
+    }, REACH_MS);
+    return { spawnId, pids };
+  }
+
+  /** The run's output as JSON events (what `supervisor run --json` printed). */
+  const eventsOf = (run: LiveRun): { type: string; tool?: string; isError?: boolean; view?: { output?: string } }[] =>
+    run.output().trim().split('\n').flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
+
+  test("a running call's tree with an escapee has a Cancel: it leaves the open page, its processes are gone, the call returns cancelled and the run ends", async (t) => {
+    const dir = stateDir(c);
+    const run = startRun(c, foregroundCore(c, 'setsid sleep 303 & sleep 304'), ['--approve', 'terminal'], dir);
+    const db = await runStore(c, dir, REACH_MS);
+    const web = await startWeb(c, dir);
+    const ctx = await browser(c);
+    const page = await ctx.newPage();
+    await page.goto(web.url);
+    const { spawnId, pids } = await callTree(db);
+    const card = page.locator(`article.tree[data-spawn="${spawnId}"]`);
+    await card.waitFor({ timeout: REACH_MS });
+    const expected = [...pids].sort((a, b) => a - b).join(',');
+    await page
+      .waitForFunction(
+        ([id, want]) => [...document.querySelectorAll(`article.tree[data-spawn="${id}"] tr[data-pid]`)].map((r: any) => Number(r.dataset.pid)).sort((a: number, b: number) => a - b).join(',') === want,
+        [spawnId, expected] as const,
+        { timeout: 30_000 },
+      )
+      .catch(async (err: unknown) => assert.fail(`the page shows ${await card.innerText()}; the kernel has ${expected} (${String(err)})`));
+    assert.equal((await card.locator('tr[data-escapee="true"]').count()), 1, 'the setsid sleep is marked');
+    assert.doesNotMatch(await card.innerText(), /task tk_/, "a call's tree, not a task's");
+
+    const loads = await page.locator('#app').getAttribute('data-state-loads');
+    const clicked = Date.now();
+    await card.getByRole('button', { name: `cancel tree ${spawnId} (a running call's)` }).click();
+    await card.waitFor({ state: 'detached', timeout: 30_000 });
+    // A figure, not a bound: the owner's poll (200 ms), the ladder, and the page's next read (1 s).
+    t.diagnostic(`click -> card gone: ${Date.now() - clicked} ms`);
+    assert.equal(await page.locator('#app').getAttribute('data-state-loads'), loads, 'the page was not reloaded');
+    assert.deepEqual(markedPids(spawnId), [], 'nothing of the tree is left');
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
+
+    // The run goes on: the call returned a cancelled result, the model's next turn ended the run.
+    assert.equal(await run.exited, 0, run.output());
+    const result = eventsOf(run).find((e) => e.type === 'tool_result' && e.tool === 'terminal');
+    assert.equal(result?.isError, true);
+    assert.match(result?.view?.output ?? '', /^\[cancelled\]/);
+    const by = db.prepare("SELECT json_extract(payload, '$.requested_by') FROM runtime_events WHERE kind = 'tree.cancelled' AND json_extract(payload, '$.spawn_id') = ?").pluck().all(spawnId) as string[];
+    assert.equal(by.length, 1, 'one audit record of the cancel');
+    assert.match(by[0]!, /^the supervisor web page \(pid \d+, tab [a-z0-9]+\)$/);
+  });
+
+  test("a cancel of a call's tree without the page's CSRF token, from a foreign Origin, as text/plain or to a forged Host is refused (403) and the tree runs on", async () => {
+    const dir = stateDir(c);
+    const run = startRun(c, foregroundCore(c, 'setsid sleep 305 & sleep 306'), ['--approve', 'terminal'], dir);
+    const db = await runStore(c, dir, REACH_MS);
+    const web = await startWeb(c, dir);
+    const { spawnId, pids } = await callTree(db);
+    const { headers } = await signIn(web);
+    const path = `/api/trees/${spawnId}/cancel`;
+    const { 'x-supervisor-csrf': _csrf, ...noCsrf } = headers;
+    const attempts: [string, Record<string, string>][] = [
+      ['no CSRF header (the cookie alone)', noCsrf],
+      ['a foreign Origin', { ...headers, origin: 'http://evil.example' }],
+      ['a same-site page on another port', { ...headers, origin: 'http://127.0.0.1:1' }],
+      ['no Origin', Object.fromEntries(Object.entries(headers).filter(([k]) => k !== 'origin'))],
+      ['text/plain (no preflight)', { ...headers, 'content-type': 'text/plain' }],
+      ['a rebinding Host', { ...headers, host: `evil.example:${web.port}` }],
+      ['a cross-site fetch', { ...headers, 'sec-fetch-site': 'cross-site' }],
+    ];
+    for (const [what, h] of attempts) {
+      const r = await raw(web.port, 'POST', path, h, '{}');
+      assert.equal(r.status, 403, `${what}: ${r.status} ${r.body}`);
+      assert.equal(r.headers['access-control-allow-origin'], undefined);
+    }
+    // Spellings of the id that are not one: refused before the store is asked.
+    for (const id of ['SP_0123456789ABCDEF01234567', `${spawnId}x`, 'sp_%2e%2e']) {
+      const r = await raw(web.port, 'POST', `/api/trees/${id}/cancel`, headers, '{}');
+      assert.ok(r.status === 400 || r.status === 404, `${id}: ${r.status} ${r.body}`);
+    }
+    // What the attacker got: no request stored, the run's tree untouched.
+    assert.equal(db.prepare('SELECT cancel_requested_at FROM spawns WHERE spawn_id = ?').pluck().get(spawnId), null);
+    for (const pid of pids) assert.equal(alive(pid), true, `pid ${pid} still runs`);
+    assert.equal(db.prepare('SELECT status FROM spawns WHERE spawn_id = ?').pluck().get(spawnId), 'running');
+
+    // The page's own request, with every header it sends, is what stops it (and ends the test's processes).
+    const ok = await raw(web.port, 'POST', path, headers, '{}');
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal(await run.exited, 0, run.output());
+    assert.deepEqual(markedPids(spawnId), []);
+    const ended = await raw(web.port, 'POST', path, headers, '{}');
+    assert.equal(ended.status, 409, ended.body);
+    assert.match((JSON.parse(ended.body) as { message: string }).message, /ended already \(cancelled/);
   });
 });

@@ -112,6 +112,23 @@ describe('Windows job lifecycle', { skip: SKIP, timeout: 120_000 }, () => {
     await tree.stop();
   });
 
+  test("a member's figures (decision 111): image name, start, CPU time and working set from one handle; state and parent n/a", async () => {
+    const { tree, pids } = await spawnTreeReady(['2']);
+    for (const pid of [tree.pid, ...pids]) {
+      const marker = platform.startMarker(pid)!;
+      const u = platform.usage(pid, marker.startTime);
+      assert.ok(u, `pid ${pid} has figures`);
+      assert.match(u.name, /^node(\.exe)?$/i, `pid ${pid}: ${u.name}`);
+      assert.equal(u.state, null);
+      assert.equal(u.ppid, null);
+      assert.ok(Math.abs(u.startedAt - Date.now()) < 120_000, `started ${new Date(u.startedAt).toISOString()}`);
+      assert.ok(u.cpuMs !== null && u.cpuMs >= 0);
+      assert.ok(u.rssKib !== null && u.rssKib > 1024, `working set ${u.rssKib} KiB`);
+      assert.equal(platform.usage(pid, String(BigInt(marker.startTime) + 1n)), null, 'another start time shows nothing');
+    }
+    await tree.stop();
+  });
+
   test('exit codes come through and output is drained, counted and written to artifacts', async () => {
     const tree = sup.spawnTree({
       command: process.execPath,

@@ -7,7 +7,7 @@
 // All OS access goes through a DarwinProcessSource (libproc through ffi-rs, or `ps`), chosen on
 // first use; tests inject a fake one, so this file runs anywhere but touches the OS only on macOS.
 import { debugOn, debugTree } from '../debug-log.js';
-import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, TreeIdentity, TreeMember } from '../platform.js';
+import type { PlatformCapabilities, PreparedSpawn, ProcessPlatform, ProcessUsage, TreeIdentity, TreeMember } from '../platform.js';
 import type { StartMarker } from '../types.js';
 import { sameStart, startedBefore } from './proc-info.js';
 import type { DarwinProc, DarwinProcessSource } from './process-source.js';
@@ -17,6 +17,11 @@ import { defaultDarwinSource } from './select-source.js';
 const MARKER_NAME = 'SUPERVISOR_SPAWN_ID';
 /** launchd: every orphan is re-parented to it. */
 const LAUNCHD_PID = 1;
+/**
+ * How far the start implied by ps's elapsed time may be from the start marker and still be the
+ * same process (both are whole seconds from ps; a loaded machine delays the read by a little).
+ */
+const SAME_START_SLACK_MS = 3_000;
 
 export interface DarwinPlatformOptions {
   /** The OS access; default: libproc through ffi-rs, or `ps` when ffi-rs cannot be loaded (macOS only). */
@@ -59,6 +64,40 @@ export class DarwinPlatform implements ProcessPlatform {
     if (marker.platform !== 'darwin' || marker.bootId !== src.bootId()) return false;
     const p = src.info(pid);
     return p !== null && !p.zombie && sameStart(p.startTime, marker.startTime, src.coarseStartTime);
+  }
+
+  /** usageOfMany of one process. */
+  usage(pid: number, startTime: string): ProcessUsage | null {
+    return this.usageOfMany([{ pid, startTime }]).get(pid) ?? null;
+  }
+
+  /**
+   * What an operator is shown of live members: each one's start from the marker the walk checked
+   * (the identity, read again here; a zombie or another start shows nothing), the figures from one
+   * read of the source (ps) for all of them, each row used only if it is the same process, judged
+   * by its elapsed time: a pid reused between the two reads shows nothing rather than a stranger's.
+   */
+  usageOfMany(members: readonly { pid: number; startTime: string }[]): Map<number, ProcessUsage | null> {
+    const src = this.source;
+    const out = new Map<number, ProcessUsage | null>();
+    const live = new Map<number, { ppid: number; startedAt: number }>();
+    for (const m of members) {
+      const p = src.info(m.pid);
+      if (p === null || p.zombie || p.startTime !== m.startTime) out.set(m.pid, null);
+      else live.set(m.pid, { ppid: p.ppid, startedAt: Number(BigInt(p.startTime) / 1000n) });
+    }
+    const rows = src.usage?.([...live.keys()]);
+    const now = Date.now();
+    for (const [pid, { ppid, startedAt }] of live) {
+      if (rows === undefined) {
+        out.set(pid, { ppid, name: '', state: null, startedAt, cpuMs: null, rssKib: null });
+        continue;
+      }
+      const u = rows.get(pid);
+      const same = u !== undefined && Math.abs(now - u.elapsedMs - startedAt) <= SAME_START_SLACK_MS;
+      out.set(pid, same ? { ppid: u.ppid, name: u.name, state: u.state, startedAt, cpuMs: u.cpuMs, rssKib: u.rssKib } : null);
+    }
+    return out;
   }
 
   /** No cgroup to enter: the command runs as given, in the session `detached: true` creates. */

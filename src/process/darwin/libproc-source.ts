@@ -2,7 +2,8 @@
 // table and start markers, getsid for sessions, sysctl(KERN_PROCARGS2) for the marker, all through
 // ffi-rs (native-helpers/libproc.ts, main thread only).
 import * as libproc from '../../../native-helpers/libproc.js';
-import { bootIdentity, envHas, parseBsdInfo, parseProcArgs2, parseTimeval } from './proc-info.js';
+import { bootIdentity, envHas, parseBsdInfo, parseProcArgs2, parseTimeval, type PsUsage } from './proc-info.js';
+import { psUsage, runTool } from './ps-source.js';
 import { DarwinOnlyError, nodeKill, type DarwinProc, type DarwinProcessSource } from './process-source.js';
 
 export class LibprocSource implements DarwinProcessSource {
@@ -46,6 +47,11 @@ export class LibprocSource implements DarwinProcessSource {
   environHas(pid: number, name: string, value: string): boolean {
     const r = libproc.sysctlProcArgs2(pid);
     return r.bytes !== null && envHas(parseProcArgs2(r.bytes), name, value);
+  }
+
+  /** Through ps (one child process per look at a tree): only an operator's view asks, never the ladder. */
+  usage(pids: readonly number[]): Map<number, PsUsage> {
+    return psUsage(runTool, pids);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {

@@ -324,3 +324,76 @@ export function parseBoottimeText(text: string | null): { sec: bigint } | null {
   const m = text ? /\bsec = (\d+)/.exec(text) : null;
   return m ? { sec: BigInt(m[1]!) } : null;
 }
+
+// ---- ps for one process's figures (`supervisor ps`, the web page) ----
+
+/**
+ * The columns of one process's figures: ppid, state, resident KiB, CPU time, elapsed time, and its
+ * accounting name (p_comm, no arguments) last, since it is the one field the process chose.
+ */
+export const PS_USAGE_FIELDS = 'pid=,ppid=,stat=,rss=,time=,etime=,ucomm=';
+
+/** One process as `ps -o PS_USAGE_FIELDS -p PID` shows it. */
+export interface PsUsage {
+  pid: number;
+  ppid: number;
+  /** The first letter of `stat` (R, S, T, U, Z, I), as Linux shows it. */
+  state: string;
+  rssKib: number;
+  cpuMs: number;
+  elapsedMs: number;
+  name: string;
+}
+
+const USAGE_ROW = /^\s*(\d+)\s+(\d+)\s+([A-Z]\S*)\s+(\d+)\s+(\S+)\s+(\S+)\s?(.*)$/;
+
+/**
+ * A `time` or `etime` of ps: "[days-][hours:]minutes:seconds[.fraction]" (macOS prints CPU time as
+ * "1:02.50", minutes unbounded; procps prints "01:02:03"). Milliseconds, or null if it is not one.
+ */
+export function parsePsDuration(text: string): number | null {
+  const m = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.(\d{1,3}))?$/.exec(text);
+  if (!m) return null;
+  const [, d, h, min, s, frac] = m;
+  if (Number(s) > 59 || (h !== undefined && Number(min) > 59)) return null;
+  const ms = frac === undefined ? 0 : Number(frac.padEnd(3, '0'));
+  return (((Number(d ?? 0) * 24 + Number(h ?? 0)) * 60 + Number(min)) * 60 + Number(s)) * 1000 + ms;
+}
+
+function usageRow(line: string): PsUsage | null {
+  const m = USAGE_ROW.exec(line);
+  if (!m) return null;
+  const cpuMs = parsePsDuration(m[5]!);
+  const elapsedMs = parsePsDuration(m[6]!);
+  if (cpuMs === null || elapsedMs === null) return null;
+  return { pid: Number(m[1]), ppid: Number(m[2]), state: m[3]!.charAt(0), rssKib: Number(m[4]), cpuMs, elapsedMs, name: m[7]!.trimEnd() };
+}
+
+/**
+ * The row of `pid` in ps's answer: its first line, which must be that pid's. Every figure is a
+ * number the kernel formats and comes before the name, so a name holding a newline can cut the
+ * name short but cannot forge a figure (the lines after the first are never read).
+ */
+export function parsePsUsage(text: string, pid: number): PsUsage | null {
+  const first = text.split('\n').find((l) => l.trim() !== '');
+  const row = first === undefined ? null : usageRow(first);
+  return row !== null && row.pid === pid ? row : null;
+}
+
+/**
+ * The rows of `ps -o PS_USAGE_FIELDS -p PID,PID,…`, all or nothing: every line must be a row of an
+ * asked pid, each pid at most once. A name holding a newline makes a line that is no row, or a
+ * second row of a pid (a forged one): the whole answer is refused (null) and the caller asks per
+ * pid. A forged row of an asked pid that has exited is never used: the caller checks each pid's
+ * identity before its figures.
+ */
+export function parsePsUsageRows(text: string, asked: ReadonlySet<number>): Map<number, PsUsage> | null {
+  const rows = new Map<number, PsUsage>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const row = usageRow(line);
+    if (row === null || !asked.has(row.pid) || rows.has(row.pid)) return null;
+    rows.set(row.pid, row);
+  }
+  return rows;
+}

@@ -1,5 +1,6 @@
 // What DarwinPlatform needs from the OS, behind one small interface: the membership and signalling
 // logic runs against a fake process table in tests on any OS, and against libproc (or `ps`) on macOS.
+import type { PsUsage } from './proc-info.js';
 
 /** One process as the source sees it now. */
 export interface DarwinProc {
@@ -27,6 +28,12 @@ export interface DarwinProcessSource {
   sid(pid: number): number | null;
   /** True when the process's initial environment holds exactly NAME=value. */
   environHas(pid: number, name: string, value: string): boolean;
+  /**
+   * The figures (ppid, state, RSS, CPU time, elapsed time, accounting name) of each of `pids`
+   * still there, read at once; a pid gone is missing from the map. Absent: this source has none,
+   * and the operator's views say "n/a".
+   */
+  usage?(pids: readonly number[]): Map<number, PsUsage>;
   /** kill(2): a negative pid names a process group. True when the signal was delivered. */
   kill(pid: number, signal: NodeJS.Signals): boolean;
 }

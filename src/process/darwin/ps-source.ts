@@ -3,7 +3,7 @@
 // it is slower and coarser than libproc; it exists so that a missing native binary degrades the
 // supervisor instead of disabling it.
 import { spawnSync } from 'node:child_process';
-import { bootIdentity, parseBoottimeText, parsePsTable, psCommandHasEnv, PS_ENV, PS_TABLE_ARGS } from './proc-info.js';
+import { bootIdentity, parseBoottimeText, parsePsTable, parsePsUsage, parsePsUsageRows, psCommandHasEnv, PS_ENV, PS_TABLE_ARGS, PS_USAGE_FIELDS, type PsUsage } from './proc-info.js';
 import { DarwinOnlyError, nodeKill, type DarwinProc, type DarwinProcessSource } from './process-source.js';
 
 export const PS_PATH = '/bin/ps';
@@ -12,9 +12,29 @@ export const SYSCTL_PATH = '/usr/sbin/sysctl';
 /** Runs a tool with a fixed environment; stdout on exit status 0, otherwise null. */
 export type ToolRunner = (file: string, args: readonly string[]) => string | null;
 
-function runTool(file: string, args: readonly string[]): string | null {
+export function runTool(file: string, args: readonly string[]): string | null {
   const r = spawnSync(file, [...args], { env: PS_ENV, encoding: 'utf8', timeout: 10_000, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
   return r.status === 0 && typeof r.stdout === 'string' ? r.stdout : null;
+}
+
+/**
+ * The figures of `pids` through one `ps -o PS_USAGE_FIELDS -p PID,PID,…` (both macOS sources use
+ * it). An answer refused as a whole (a failed ps, e.g. a pid gone meanwhile; a name that forged a
+ * line) is asked again one pid at a time, where only each answer's first line is read.
+ */
+export function psUsage(run: ToolRunner, pids: readonly number[]): Map<number, PsUsage> {
+  const asked = new Set(pids.filter((pid) => pid > 0));
+  if (asked.size === 0) return new Map();
+  const all = run(PS_PATH, ['-o', PS_USAGE_FIELDS, '-p', [...asked].join(',')]);
+  const rows = all === null ? null : parsePsUsageRows(all, asked);
+  if (rows !== null) return rows;
+  const out = new Map<number, PsUsage>();
+  for (const pid of asked) {
+    const text = run(PS_PATH, ['-o', PS_USAGE_FIELDS, '-p', String(pid)]);
+    const row = text === null ? null : parsePsUsage(text, pid);
+    if (row !== null) out.set(pid, row);
+  }
+  return out;
 }
 
 export class PsSource implements DarwinProcessSource {
@@ -57,6 +77,10 @@ export class PsSource implements DarwinProcessSource {
     if (!(pid > 0)) return false;
     const text = this.run(PS_PATH, ['-wwE', '-o', 'command=', '-p', String(pid)]);
     return text !== null && psCommandHasEnv(text, name, value);
+  }
+
+  usage(pids: readonly number[]): Map<number, PsUsage> {
+    return psUsage(this.run, pids);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import * as k32 from '../../../native-helpers/kernel32.js';
 import { attributeListSize } from '../../../native-helpers/kernel32-spawn.js';
 import { debugOn, debugTree } from '../debug-log.js';
-import type { LeaderSpawnOptions, PlatformCapabilities, PrepareOptions, PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
+import type { LeaderSpawnOptions, PlatformCapabilities, PrepareOptions, PreparedSpawn, ProcessPlatform, ProcessUsage, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
+import { win32Usage, type Win32ProcessFacts } from './process-usage.js';
 import { startSuspendedLeader, startSuspendedLeaderAsync, SuspendedLeader } from './suspended-leader.js';
 import type { StartMarker } from '../types.js';
 
@@ -178,6 +179,11 @@ export class Win32Platform implements ProcessPlatform {
     return live;
   }
 
+  /** One handle, opened to query only, answers every figure: the process cannot change under the read. */
+  usage(pid: number, startTime: string): ProcessUsage | null {
+    return win32Usage(readProcessFacts, pid, startTime);
+  }
+
   reapAdopted(): number {
     return 0; // Windows has no zombies to reap.
   }
@@ -191,9 +197,21 @@ export class Win32Platform implements ProcessPlatform {
   }
 }
 
-/** Runs `fn` with a process handle opened for querying and terminating; null when the pid is gone. */
-function withProcess<T>(pid: number, fn: (h: bigint) => T): T | null {
-  const h = k32.openProcess(pid);
+function readProcessFacts(pid: number): Win32ProcessFacts | null {
+  return withProcess(
+    pid,
+    (h) => {
+      const times = k32.processTimes(h);
+      if (times === null) return null;
+      return { ...times, running: k32.exitCodeOf(h) === k32.STILL_ACTIVE, workingSetBytes: k32.workingSetBytes(h), imagePath: k32.processImageName(h) };
+    },
+    k32.PROCESS_QUERY_LIMITED_INFORMATION | k32.PROCESS_VM_READ,
+  );
+}
+
+/** Runs `fn` with a process handle (default: opened for querying and terminating); null when the pid is gone. */
+function withProcess<T>(pid: number, fn: (h: bigint) => T, access?: number): T | null {
+  const h = access === undefined ? k32.openProcess(pid) : k32.openProcess(pid, access);
   if (h === null) return null;
   try {
     return fn(h);

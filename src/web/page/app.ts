@@ -84,6 +84,7 @@ interface TreeView {
   status: string;
   startedAt: number;
   ownerPid: number;
+  cancelRequestedBy: string | null;
   processes: ProcessView[];
 }
 
@@ -479,11 +480,12 @@ function processRow(p: ProcessView): HTMLElement {
   if (p.escapee) tr.dataset.escapee = 'true';
   const cells: [string, string, string?][] = [
     ['pid', String(p.pid), 'num'],
-    ['command', p.command + (p.leader ? ' (leader)' : '')],
-    ['state', p.state ?? '-'],
-    ['age', age(p.startedAt), 'num'],
-    ['CPU', p.cpuMs === null ? '-' : `${(p.cpuMs / 1000).toFixed(2)} s${cpuShare(p)}`, 'num'],
-    ['RSS', p.rssKib === null ? '-' : `${(p.rssKib / 1024).toFixed(1)} MiB`, 'num'],
+    // n/a: this platform's reader does not say (docs/web.md lists what each OS gives).
+    ['command', (p.command === '' ? 'n/a' : p.command) + (p.leader ? ' (leader)' : '')],
+    ['state', p.state ?? 'n/a'],
+    ['age', p.startedAt === null ? 'n/a' : age(p.startedAt), 'num'],
+    ['CPU', p.cpuMs === null ? 'n/a' : `${(p.cpuMs / 1000).toFixed(2)} s${cpuShare(p)}`, 'num'],
+    ['RSS', p.rssKib === null ? 'n/a' : `${(p.rssKib / 1024).toFixed(1)} MiB`, 'num'],
     ['escapee', p.escapee ? 'yes (left the session)' : 'no', p.escapee ? 'escapee' : undefined],
   ];
   for (const [label, v, cls] of cells) {
@@ -501,7 +503,7 @@ function renderTree(t: TreeView): HTMLElement {
   card.dataset.processes = String(t.processes.length);
   card.setAttribute('aria-label', `process tree ${t.spawnId}`);
   const head = el('h3', `${t.command} — ${t.spawnId}`);
-  const meta = el('p', `session ${t.sessionId}${t.taskId ? ` · task ${t.taskId}` : ''} · owner pid ${t.ownerPid} · ${t.status} for ${age(t.startedAt)} · ${t.processes.length} process(es), ${t.processes.filter((p) => p.escapee).length} escapee(s)`);
+  const meta = el('p', `session ${t.sessionId}${t.taskId ? ` · task ${t.taskId}` : ''} · owner pid ${t.ownerPid} · ${t.status} for ${age(t.startedAt)} · ${t.processes.length} process(es), ${t.processes.filter((p) => p.escapee).length} escapee(s)${t.cancelRequestedBy ? ` · stopping: cancel asked by ${t.cancelRequestedBy}` : ''}`);
   const table = el('table');
   const thead = el('thead');
   const hr = el('tr');
@@ -519,23 +521,39 @@ function renderTree(t: TreeView): HTMLElement {
   let actions = card.querySelector<HTMLElement>('.actions');
   if (!actions) {
     actions = el('div', undefined, 'actions');
-    if (t.taskId) {
-      const taskId = t.taskId;
-      // Asks the owning run to stop the task's whole tree (what supervisor cancel does).
-      const stop = el('button', 'Cancel');
-      stop.type = 'button';
-      stop.setAttribute('aria-label', `cancel tree ${t.spawnId} (task ${taskId})`);
-      stop.addEventListener('click', () => {
-        stop.disabled = true;
-        void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => say(r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`));
+    // Asks the run that owns the tree to stop all of it (what supervisor cancel does): a task's
+    // tree through its task, a running call's tree (a long command, an MCP server) by its spawn id;
+    // the call then returns a cancelled result to the model and the run goes on.
+    const stop = el('button', 'Cancel');
+    stop.type = 'button';
+    const taskId = t.taskId;
+    stop.setAttribute('aria-label', taskId ? `cancel tree ${t.spawnId} (task ${taskId})` : `cancel tree ${t.spawnId} (a running call's)`);
+    stop.addEventListener('click', () => {
+      stop.disabled = true;
+      const asked = taskId
+        ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
+        : api<{ message?: string; error?: string }>(`/api/trees/${encodeURIComponent(t.spawnId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => r.body.message ?? r.body.error ?? `cancel failed (${r.status})`);
+      void asked.then((text) => {
+        say(text);
+        followUntilGone(t.spawnId);
       });
-      actions.append(stop);
-    } else {
-      actions.append(el('span', 'A call of a running turn: it ends with its call (stop the run to stop it).'));
-    }
+    });
+    actions.append(stop);
   }
   card.replaceChildren(head, meta, scroll, actions);
   return card;
+}
+
+/**
+ * After a cancel, the list is read every 200 ms (the server answers from one walk per 400 ms) until
+ * the tree is gone or 10 s passed, instead of once a second: its owner acts within 200 ms.
+ */
+function followUntilGone(spawnId: string): void {
+  const until = Date.now() + 10_000;
+  const timer = window.setInterval(() => {
+    if (Date.now() > until || !treesBox.querySelector(`[data-spawn="${spawnId}"]`)) return window.clearInterval(timer);
+    void refreshTrees();
+  }, 200);
 }
 
 async function refreshTrees(): Promise<void> {

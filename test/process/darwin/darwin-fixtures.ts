@@ -1,7 +1,8 @@
 // Test doubles for the macOS process layer: byte-exact builders for proc_bsdinfo and KERN_PROCARGS2
 // (offsets written as literals from <sys/proc_info.h>, independent of the constants under test),
 // and a fake process table implementing DarwinProcessSource.
-import { envHas, parseBsdInfo, parseProcArgs2 } from '../../../src/process/darwin/proc-info.js';
+import { envHas, parseBsdInfo, parseProcArgs2, type PsUsage } from '../../../src/process/darwin/proc-info.js';
+import { psUsage } from '../../../src/process/darwin/ps-source.js';
 import type { DarwinProc, DarwinProcessSource } from '../../../src/process/darwin/process-source.js';
 
 export interface BsdFields {
@@ -81,6 +82,16 @@ export interface FakeProc {
   zombie?: boolean;
   /** Survives SIGTERM. */
   ignoresTerm?: boolean;
+  /** What `ps -o pid=,ppid=,stat=,rss=,time=,etime=,ucomm=` prints of it (none: ps answers nothing). */
+  ps?: { stat: string; rss: number; time: string; name: string; /** etime of another start than `start` (a reused pid). */ startedMsLater?: number };
+}
+
+/** ps's etime, "[[dd-]hh:]mm:ss", written here independently of the parser under test. */
+function etime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const [d, h, m, sec] = [Math.floor(s / 86400), Math.floor(s / 3600) % 24, Math.floor(s / 60) % 60, s % 60];
+  return d > 0 ? `${d}-${two(h)}:${two(m)}:${two(sec)}` : h > 0 ? `${two(h)}:${two(m)}:${two(sec)}` : `${two(m)}:${two(sec)}`;
 }
 
 /**
@@ -134,6 +145,28 @@ export class FakeProcessTable implements DarwinProcessSource {
     const p = this.procs.get(pid);
     if (!p) return false;
     return envHas(parseProcArgs2(buildProcArgs2({ execPath: '/bin/fake', argv: ['fake'], env: p.env ?? [] })), name, value);
+  }
+
+  /** The `ps` command lines run for usage (each a child process on macOS). */
+  readonly psRuns: string[][] = [];
+
+  /**
+   * Through the real reader (psUsage: one ps for all pids, per pid when refused) and parsers, from
+   * ps output built as macOS ps prints it. Like ps, a pid that is not there fails the whole run.
+   */
+  usage(pids: readonly number[]): Map<number, PsUsage> {
+    return psUsage((file, args) => {
+      this.psRuns.push([file, ...args]);
+      const asked = args[args.length - 1]!.split(',').map(Number);
+      const lines: string[] = [];
+      for (const pid of asked) {
+        const p = this.procs.get(pid);
+        if (!p?.ps) return null;
+        const elapsed = Date.now() - Number(p.start / 1000n) - (p.ps.startedMsLater ?? 0);
+        lines.push(`${String(p.pid).padStart(5)} ${String(p.ppid).padStart(5)} ${p.ps.stat.padEnd(4)} ${String(p.ps.rss).padStart(6)} ${p.ps.time.padStart(9)} ${etime(elapsed).padStart(11)} ${p.ps.name}\n`);
+      }
+      return lines.join('');
+    }, pids);
   }
 
   kill(pid: number, signal: NodeJS.Signals): boolean {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { DarwinPlatform } from '../../../src/process/darwin/darwin-platform.js';
 import { LibprocSource } from '../../../src/process/darwin/libproc-source.js';
 import { PsSource } from '../../../src/process/darwin/ps-source.js';
-import { DarwinOnlyError } from '../../../src/process/darwin/process-source.js';
+import { DarwinOnlyError, type DarwinProcessSource } from '../../../src/process/darwin/process-source.js';
+import { parsePsDuration, parsePsUsage, PS_USAGE_FIELDS } from '../../../src/process/darwin/proc-info.js';
 import { platformFor } from '../../../src/process/platform-select.js';
 import type { TreeIdentity, TreeMember } from '../../../src/process/platform.js';
 import { terminateTree, killTreeSync } from '../../../src/process/terminate.js';
@@ -217,6 +218,96 @@ describe('DarwinPlatform identity and capabilities', () => {
     assert.equal(platform.reapAdopted(seen, new Set()), 0);
     platform.releaseTree(tree);
     assert.equal(platform.source.kind, 'fake');
+  });
+});
+
+describe('DarwinPlatform usage (what supervisor ps and the web page show)', () => {
+  const sleeper = proc(101, { ps: { stat: 'S+', rss: 1536, time: '1:02.50', name: 'sleep' } });
+
+  test("a member's figures: ppid, name, state, RSS and CPU from ps, its start from the checked marker", () => {
+    const { platform } = setup(leader, sleeper);
+    const u = platform.usage(101, (T0 + 101n).toString());
+    assert.deepEqual(u, { ppid: 100, name: 'sleep', state: 'S', startedAt: Number((T0 + 101n) / 1000n), cpuMs: 62_500, rssKib: 1536 });
+  });
+
+  test('another start (a reused pid), a zombie, or a pid gone shows nothing', () => {
+    const { table, platform } = setup(leader, sleeper);
+    assert.equal(platform.usage(101, (T0 + 1n).toString()), null);
+    assert.equal(platform.usage(4242, T0.toString()), null);
+    table.procs.get(101)!.zombie = true;
+    assert.equal(platform.usage(101, (T0 + 101n).toString()), null);
+  });
+
+  test("a ps row of another process (its elapsed time says it started an hour later) is not shown as this one's", () => {
+    const { platform } = setup(leader, proc(101, { ps: { stat: 'R', rss: 9, time: '0:00.01', name: 'stranger', startedMsLater: 3_600_000 } }));
+    assert.equal(platform.usage(101, (T0 + 101n).toString()), null);
+  });
+
+  test('a source without figures: the start and parent are known, CPU, RSS and state are null (shown n/a)', () => {
+    const { table } = setup(leader, sleeper);
+    const bare: DarwinProcessSource = {
+      kind: 'bare',
+      coarseStartTime: false,
+      bootId: () => table.bootId(),
+      list: () => table.list(),
+      info: (pid) => table.info(pid),
+      sid: (pid) => table.sid(pid),
+      environHas: (pid, n, v) => table.environHas(pid, n, v),
+      kill: (pid, sig) => table.kill(pid, sig),
+    };
+    const u = new DarwinPlatform({ source: bare, selfPid: SELF }).usage(101, (T0 + 101n).toString());
+    assert.deepEqual(u, { ppid: 100, name: '', state: null, startedAt: Number((T0 + 101n) / 1000n), cpuMs: null, rssKib: null });
+  });
+
+  test('one ps for every member of a look; the figures of each, its identity checked first', () => {
+    const { table, platform } = setup(leader, sleeper, proc(102, { ps: { stat: 'R', rss: 99, time: '0:00.01', name: 'sh' } }), proc(103, {}));
+    const many = platform.usageOfMany([...[101, 102].map((pid) => ({ pid, startTime: (T0 + BigInt(pid)).toString() })), { pid: 103, startTime: '1' }]);
+    assert.equal(table.psRuns.length, 1, 'one ps for the whole look');
+    assert.deepEqual(table.psRuns[0]!.slice(-2), ['-p', '101,102'], 'only the members whose identity held');
+    assert.deepEqual([many.get(101)?.name, many.get(102)?.name], ['sleep', 'sh']);
+    assert.equal(many.get(103), null, 'another start than the walk saw: nothing shown');
+  });
+
+  test("a ps answer refused as a whole (a pid gone, a name with a newline forging a row) is asked again per pid, and a forged row is never used", () => {
+    // 104's name holds a newline followed by a row that claims 101's figures.
+    const forger = proc(104, { ps: { stat: 'S', rss: 10, time: '0:00.00', name: `evil\n  101   100 R   999999  99:00.00    00:01 forged` } });
+    const { table, platform } = setup(leader, sleeper, forger);
+    const many = platform.usageOfMany([101, 104].map((pid) => ({ pid, startTime: (T0 + BigInt(pid)).toString() })));
+    assert.deepEqual(table.psRuns.map((r) => r[r.length - 1]), ['101,104', '101', '104'], 'refused as a whole, then one pid at a time');
+    assert.equal(many.get(101)?.rssKib, 1536, "101's own figures, not the forged ones");
+    assert.equal(many.get(104)?.name, 'evil', 'the name is cut at the newline');
+    assert.equal(many.get(104)?.rssKib, 10);
+  });
+
+  test("ps's durations: macOS CPU time (minutes unbounded, hundredths), procps's and etime's hours and days", () => {
+    assert.equal(parsePsDuration('0:00.05'), 50);
+    assert.equal(parsePsDuration('1:02.50'), 62_500);
+    assert.equal(parsePsDuration('125:01.00'), 7_501_000);
+    assert.equal(parsePsDuration('01:02:03'), 3_723_000);
+    assert.equal(parsePsDuration('2-03:04:05'), ((2 * 24 + 3) * 3600 + 4 * 60 + 5) * 1000);
+    for (const bad of ['', '5', '1:60', '1:61:00', 'a:00', '-1:00', '1:00.1234']) assert.equal(parsePsDuration(bad), null, bad);
+  });
+
+  test("ps's row: only the asked pid's first line; a name with spaces is kept, a newline in it cannot forge a figure", () => {
+    assert.deepEqual(parsePsUsage('  101   100 Ss     2048   0:01.25    01:05 my tool\n', 101), { pid: 101, ppid: 100, state: 'S', rssKib: 2048, cpuMs: 1250, elapsedMs: 65_000, name: 'my tool' });
+    assert.equal(parsePsUsage('  102   100 S 1 0:00.00 00:01 sleep\n', 101), null, 'another pid');
+    const forged = parsePsUsage('  101   100 S 10 0:00.00 00:01 evil\n  101   100 R 999999 99:00.00 00:01 x\n', 101);
+    assert.equal(forged?.rssKib, 10);
+    assert.equal(forged?.name, 'evil');
+    assert.equal(parsePsUsage('', 101), null);
+    assert.equal(parsePsUsage('  101   100 S 10 soon 00:01 x\n', 101), null);
+  });
+
+  test('the ps source asks for exactly those columns of exactly those pids', () => {
+    const asked: string[][] = [];
+    const src = new PsSource((file, args) => {
+      asked.push([file, ...args]);
+      return '  101   100 R      512   0:00.10    00:02 node\n';
+    });
+    assert.deepEqual(src.usage([101]), new Map([[101, { pid: 101, ppid: 100, state: 'R', rssKib: 512, cpuMs: 100, elapsedMs: 2000, name: 'node' }]]));
+    assert.deepEqual(asked, [['/bin/ps', '-o', PS_USAGE_FIELDS, '-p', '101']]);
+    assert.deepEqual(src.usage([0, -1]), new Map());
+    assert.equal(asked.length, 1, 'no ps for no real pid');
   });
 });
 
