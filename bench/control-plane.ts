@@ -17,14 +17,17 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ControlPlaneMember,
+  answerApproval,
   appendAsOwner,
   claimTask,
+  ControlPlaneListener,
   createOwnedSession,
   createSharedSession,
   enqueueTask,
   finishTask,
   migrateControlPlane,
   openPool,
+  requestApproval,
   type ControlPlanePool,
 } from '../src/control-plane/index.js';
 import { ownProcessIdentity } from '../src/process/index.js';
@@ -121,6 +124,37 @@ async function claimLatency(url: string): Promise<{ p50: number; p99: number; n:
   }
 }
 
+/**
+ * From an operator's answer committed on one connection to the asking member's waiter woken on
+ * its listening connection (NOTIFY), with the listener's poll off so only the notice can wake it.
+ */
+async function approvalDelivery(url: string): Promise<{ p50: number; p99: number; n: number }> {
+  const pool = await openPool(url);
+  const asker = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'asker' }), { reclaimEveryMs: 0 });
+  const listener = new ControlPlaneListener(url, { pollMs: 600_000 });
+  const operator = await openPool(url);
+  try {
+    await listener.start();
+    const lease = await createOwnedSession(asker, {}, undefined, 'bench');
+    const lat: number[] = [];
+    for (let i = 0; i < (quick ? 10 : 50); i++) {
+      const row = await requestApproval(asker, lease, { principal: 'bench', tool: 'terminal', capability: 'terminal.exec', summary: `echo ${i}`, preview: '{}', ttlMs: 60_000 });
+      const woken = listener.waitForChange(row.id, 30_000);
+      const t0 = performance.now();
+      await answerApproval(operator, 'bench', { id: row.id, approve: true, remember: false, decidedBy: 'bench' });
+      await woken;
+      lat.push(performance.now() - t0);
+    }
+    const s = summarize(lat);
+    return { p50: round(s.median), p99: round(s.p99), n: s.n };
+  } finally {
+    await listener.close();
+    await asker.leave().catch(() => {});
+    await operator.end();
+    await pool.end();
+  }
+}
+
 async function reclaimTimes(url: string): Promise<{ fromKill: number[]; fromHeartbeat: number[] }> {
   const pool = await openPool(url);
   const sweeper = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'sweeper' }), { leaseMs: 2000, reclaimEveryMs: 100 });
@@ -184,11 +218,14 @@ try {
   const pg3 = await pgEffectsPerSecond(url, 3);
   progress('claim latency, 3 members');
   const claims = await claimLatency(url);
+  progress('approval delivery (answer committed -> waiter woken by NOTIFY)');
+  const approvals = await approvalDelivery(url);
   progress('reclaim after SIGKILL');
   const reclaim = await reclaimTimes(url);
   const result = {
     effectsPerSecond: { sqlite: Math.round(sqlite), postgres1Member: Math.round(pg1), postgres3Members: Math.round(pg3), loopsPerMember: LOOPS_PER_MEMBER },
     claimLatencyMs: claims,
+    approvalDeliveryMs: approvals,
     reclaimMs: {
       leaseMs: 2000,
       fromKillP50: round(summarize(reclaim.fromKill).median),
@@ -203,6 +240,7 @@ try {
       [
         `durable no-op effects/s: SQLite ${result.effectsPerSecond.sqlite}; PostgreSQL 1 member ${result.effectsPerSecond.postgres1Member}, 3 members ${result.effectsPerSecond.postgres3Members} (${LOOPS_PER_MEMBER} sessions per member)`,
         `task claim latency, 3 members: p50 ${claims.p50} ms, p99 ${claims.p99} ms (n ${claims.n})`,
+        `approval delivery, answer committed -> waiter woken (NOTIFY, poll off): p50 ${approvals.p50} ms, p99 ${approvals.p99} ms (n ${approvals.n})`,
         `reclaim after SIGKILL (lease 2000 ms): p50 ${result.reclaimMs.fromKillP50} ms from the kill, p50 ${result.reclaimMs.fromHeartbeatP50} ms (max ${result.reclaimMs.fromHeartbeatMax}) from the last heartbeat (n ${result.reclaimMs.n})`,
       ].join('\n') + '\n',
     );

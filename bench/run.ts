@@ -1,4 +1,4 @@
-// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema|cli] [--quick] [--json]`
+// `npm run bench [-- --only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema|cli|control-plane] [--quick] [--json]`
 // Runs the spawn, kill and drain benchmarks of the process supervisor, each against a baseline
 // measured in the same run, and prints a table (or, with --json, one JSON object on stdout; the
 // table then goes to stderr). Progress goes to stderr. Exit 0 when every benchmark ran (PASS or
@@ -22,12 +22,13 @@ import { runSandbox, type SandboxBenchResult } from './sandbox.js';
 import { runSpawn, type SpawnResult } from './spawn.js';
 import { runTasks, type TasksResultBench } from './tasks.js';
 import { fmtMs, fmtRatio, table, verdict } from './stats.js';
+import { runControlPlane, type ControlPlaneBench } from './control-plane-run.js';
 
-type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox' | 'schema' | 'cli';
-const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox', 'schema', 'cli'];
+type Name = 'spawn' | 'kill' | 'drain' | 'effect' | 'redact' | 'authored' | 'tasks' | 'mcp' | 'sandbox' | 'schema' | 'cli' | 'control-plane';
+const ALL: Name[] = ['spawn', 'kill', 'drain', 'effect', 'redact', 'authored', 'tasks', 'mcp', 'sandbox', 'schema', 'cli', 'control-plane'];
 
 function usage(msg: string): never {
-  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema|cli] [--quick] [--json]\n`);
+  process.stderr.write(`bench: ${msg}\nusage: npm run bench -- [--only spawn|kill|drain|effect|redact|authored|tasks|mcp|sandbox|schema|cli|control-plane] [--quick] [--json]\n`);
   process.exit(2);
 }
 
@@ -307,7 +308,7 @@ async function main(): Promise<number> {
     cgroupProbe: { available: cg !== null, reason: lastCgroupProbeReason() },
     durationS: 0,
   };
-  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; schema?: SchemaResultBench; cli?: CliResultBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
+  const out: { meta: typeof meta; spawn?: SpawnResult; kill?: KillResult; drain?: DrainResult; effect?: EffectResultBench; redact?: RedactResult; authored?: AuthoredResultBench; tasks?: TasksResultBench; mcp?: McpBenchResult; sandbox?: SandboxBenchResult; schema?: SchemaResultBench; cli?: CliResultBench; controlPlane?: ControlPlaneBench; errors: Record<string, string>; sweep?: unknown; pass?: boolean } = {
     meta,
     errors: {},
   };
@@ -347,6 +348,9 @@ async function main(): Promise<number> {
         } else if (name === 'sandbox') {
           out.sandbox = await runSandbox(ctx);
           text.push(`\n== sandbox: ls through the whole pipeline, auto-approved (bubblewrap) vs explicitly approved (unsandboxed)  [target: sandbox adds <= ${out.sandbox.targetMs} ms at p50] ${verdict(out.sandbox.pass)}\n${sandboxTable(out.sandbox)}`);
+        } else if (name === 'control-plane') {
+          out.controlPlane = await runControlPlane(args.quick);
+          text.push(`\n== control-plane: a throwaway PostgreSQL cluster beside SQLite, same run (figures, no target)\n${out.controlPlane.text}`);
         } else if (name === 'redact') {
           out.redact = await runRedact(ctx);
           text.push(`\n== redact: 50 secrets with their encoded forms over ${out.redact.bytes / 1024 / 1024} MiB  [target: >= ${out.redact.target} MB/s] ${verdict(out.redact.pass)}\n${redactTable(out.redact)}`);
