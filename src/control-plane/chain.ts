@@ -105,7 +105,12 @@ export async function verifyControlPlaneChain(pool: ControlPlanePool, sessionId:
   c.on('error', onError);
   try {
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const events = await c.query<ChainEventRow>('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = $1 ORDER BY seq', [sessionId]);
+    // An ended session's events may have moved to the archive (archive.ts): the chain is both.
+    const events = await c.query<ChainEventRow>(
+      `SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = $1
+       UNION ALL SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events_archive WHERE session_id = $1 ORDER BY seq`,
+      [sessionId],
+    );
     const head = (await c.query<{ seq: number; hash: string }>('SELECT seq, hash FROM chain_heads WHERE session_id = $1', [sessionId])).rows[0];
     const rowExists = ((await c.query('SELECT 1 FROM sessions WHERE id = $1', [sessionId])).rowCount ?? 0) > 0;
     await c.query('COMMIT');

@@ -12,3 +12,4 @@ export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession
 export { enqueueTask, claimTask, recordTaskEvent, finishTask, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask } from './work-queue.js';
 export { requestApproval, getApproval, listPendingApprovals, answerApproval, closeApproval, APPROVAL_CHANNEL, type ControlPlaneApproval, type ControlPlaneApprovalStatus, type NewApproval } from './approvals.js';
 export { ControlPlaneListener, LISTENER_APPLICATION_NAME, type ListenerOptions } from './listener.js';
+export { archiveFinished, type ArchiveOptions, type Archived } from './archive.js';

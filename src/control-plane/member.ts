@@ -9,6 +9,7 @@
 // check cannot (a process paused between its check and its write).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { archiveFinished } from './archive.js';
 import { inTransaction, type ControlPlanePool } from './connect.js';
 import { ControlPlaneError, MemberFencedError } from './errors.js';
 import { reclaimExpiredMembers, type ReclaimedMember } from './leases.js';
@@ -31,6 +32,10 @@ export interface MemberOptions {
   reclaimEveryMs?: number;
   /** Called once when this member fences itself: kill this host's trees there. */
   onFenced?: (reason: string) => void;
+  /** How often a sweep also moves finished rows to the archive tables (default 60000 ms; 0: never). */
+  archiveEveryMs?: number;
+  /** How long rows stay in the hot tables after they finished (default one hour). */
+  archiveAfterMs?: number;
   /** Called after a sweep reclaimed something. */
   onReclaimed?: (reclaimed: ReclaimedMember[]) => void;
   /** Called when a heartbeat or sweep failed (the member keeps trying until it fences). */
@@ -57,6 +62,8 @@ export class ControlPlaneMember {
   private reclaimTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private left = false;
+  /** performance.now() of the last archive pass (archive.ts), run from the sweep. */
+  private archivedAt = performance.now();
 
   private constructor(
     readonly pool: ControlPlanePool,
@@ -188,10 +195,20 @@ export class ControlPlaneMember {
     this.heartbeatTimer.unref();
   }
 
+  /** One sweep: reclaim expired members, and when due, move finished rows to the archive. */
+  private async sweep(): Promise<void> {
+    await this.reclaimExpired();
+    const every = this.opts.archiveEveryMs ?? 60_000;
+    if (every > 0 && performance.now() - this.archivedAt >= every) {
+      this.archivedAt = performance.now();
+      await archiveFinished(this.pool, { olderThanMs: this.opts.archiveAfterMs ?? 3_600_000 });
+    }
+  }
+
   private scheduleReclaim(): void {
     if (this.reclaimEveryMs <= 0) return;
     this.reclaimTimer = setTimeout(() => {
-      this.reclaimExpired()
+      this.sweep()
         .catch((err: unknown) => {
           if (!(err instanceof MemberFencedError)) this.opts.onError?.(err);
         })

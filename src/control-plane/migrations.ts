@@ -138,6 +138,19 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
       ALTER TABLE sessions ADD COLUMN cancel_requested_by text;
       CREATE INDEX sessions_by_principal ON sessions (principal, created_at);`,
   },
+  {
+    // Finished rows leave the hot tables (archive.ts): the events of ended sessions, finished
+    // tasks with their attempts, decided approvals. Same columns, keys and checks, no foreign keys
+    // (an archived task's session row stays where it is). Sessions and chain heads stay: one small
+    // row each, and the heads keep every chain appendable and verifiable.
+    version: 6,
+    name: 'archives of finished rows',
+    sql: `
+      CREATE TABLE runtime_events_archive (LIKE runtime_events INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
+      CREATE TABLE tasks_archive (LIKE tasks INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
+      CREATE TABLE task_attempts_archive (LIKE task_attempts INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
+      CREATE TABLE approvals_archive (LIKE approvals INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);`,
+  },
 ];
 
 // Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.

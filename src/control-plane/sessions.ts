@@ -76,7 +76,9 @@ export interface ListedSession {
 export async function listSessions(q: Queryable, principal: string, limit = 50): Promise<ListedSession[]> {
   const r = await q.query<{ id: string; status: string; created_at: Date; ended_at: Date | null; end_reason: string | null; host_id: string | null; pid: number | null; member_status: string | null; payload: string | null; cancel_requested_by: string | null }>(
     `SELECT s.id, s.status, s.created_at, s.ended_at, s.end_reason, s.cancel_requested_by, m.host_id, m.pid, m.status AS member_status, e.payload
-     FROM sessions s LEFT JOIN members m ON m.id = s.owner_member LEFT JOIN runtime_events e ON e.session_id = s.id AND e.seq = 1
+     FROM sessions s LEFT JOIN members m ON m.id = s.owner_member
+     LEFT JOIN LATERAL (SELECT payload FROM runtime_events WHERE session_id = s.id AND seq = 1
+                        UNION ALL SELECT payload FROM runtime_events_archive WHERE session_id = s.id AND seq = 1 LIMIT 1) e ON true
      WHERE s.principal = $1 ORDER BY s.created_at DESC, s.id LIMIT $2`,
     [principal, limit],
   );

@@ -10,18 +10,23 @@ import {
   ControlPlaneError,
   MemberFencedError,
   OwnershipLostError,
+  answerApproval,
   appendAsOwner,
   appendChainEvents,
+  archiveFinished,
   claimTask,
   createOwnedSession,
   createSharedSession,
+  endOwnedSession,
   enqueueTask,
   fencedUpdate,
   finishTask,
   inTransaction,
+  listSessions,
   migrateControlPlane,
   openPool,
   recordTaskEvent,
+  requestApproval,
   verifyControlPlaneChain,
   type ControlPlanePool,
   type MemberOptions,
@@ -72,10 +77,10 @@ describe('PostgreSQL control plane', { skip }, () => {
     const three = await Promise.all([0, 1, 2].map(() => openPool(url)));
     pools.push(...three);
     const applied = await Promise.all(three.map((p) => migrateControlPlane(p)));
-    assert.deepEqual(applied.flat().sort(), [1, 2, 3, 4, 5], 'each migration ran exactly once across the three');
+    assert.deepEqual(applied.flat().sort(), [1, 2, 3, 4, 5, 6], 'each migration ran exactly once across the three');
     assert.deepEqual(await migrateControlPlane(three[0]!), []);
     const versions = await three[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3, 4, 5]);
+    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3, 4, 5, 6]);
     // A schema from a newer supervisor is refused with what to do, not half-used.
     await three[0]!.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')");
     await assert.rejects(migrateControlPlane(three[1]!), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_TOO_NEW' && /version 99.*upgrade this supervisor/.test(e.message));
@@ -365,5 +370,49 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal(broken.ok, false);
     assert.deepEqual(!broken.ok && [broken.seq, broken.field], [17, 'hash']);
     assert.match(!broken.ok ? broken.detail : '', /edited/);
+  });
+
+  it('finished rows leave the hot tables: an ended session\'s events, finished tasks, decided approvals; chains still verify, running work stays', async () => {
+    const { pool } = await freshPlane();
+    const m = await join(pool, { archiveEveryMs: 0 });
+    // Finished: a session that ended, a task that succeeded, an approval that was answered.
+    const ended = await createOwnedSession(m, {}, undefined, 'p');
+    await appendAsOwner(m, ended, [{ kind: 'note', payload: { i: 1 } }]);
+    const asked = await requestApproval(m, ended, { principal: 'p', tool: 't', capability: 'c', summary: 's', preview: '{}', ttlMs: 60_000 });
+    await answerApproval(pool, 'p', { id: asked.id, approve: true, remember: false, decidedBy: 'test' });
+    await endOwnedSession(m, ended, 'completed');
+    const shared = await createSharedSession(pool);
+    const doneTask = await enqueueTask(pool, { sessionId: shared, kind: 'noop', input: {} });
+    await finishTask(m, (await claimTask(m))!, { status: 'succeeded', result: null });
+    // Still going: a running session with a pending approval, and a queued task.
+    const running = await createOwnedSession(m, {}, undefined, 'p');
+    const pending = await requestApproval(m, running, { principal: 'p', tool: 't', capability: 'c', summary: 's', preview: '{}', ttlMs: 60_000 });
+    const queued = await enqueueTask(pool, { sessionId: shared, kind: 'noop', input: {} });
+    const before = (await verifyControlPlaneChain(pool, ended.id)) as { ok: true; count: number };
+
+    // Not old enough yet: nothing moves.
+    assert.deepEqual(await archiveFinished(pool, { olderThanMs: 3_600_000 }), { sessions: 0, events: 0, tasks: 0, attempts: 0, approvals: 0 });
+    const moved = await archiveFinished(pool, { olderThanMs: 0 });
+    assert.deepEqual(moved, { sessions: 1, events: before.count, tasks: 1, attempts: 1, approvals: 1 });
+    const count = async (sql: string, params: unknown[]) => (await pool.query<{ n: number }>(sql, params)).rows[0]!.n;
+    assert.equal(await count('SELECT count(*)::int AS n FROM runtime_events WHERE session_id = $1', [ended.id]), 0);
+    assert.equal(await count('SELECT count(*)::int AS n FROM runtime_events_archive WHERE session_id = $1', [ended.id]), before.count);
+    assert.equal(await count('SELECT count(*)::int AS n FROM tasks WHERE id = $1', [doneTask]), 0);
+    assert.equal(await count('SELECT count(*)::int AS n FROM tasks_archive WHERE id = $1', [doneTask]), 1);
+    assert.equal(await count('SELECT count(*)::int AS n FROM approvals WHERE id = $1', [asked.id]), 0);
+    // The archived chain verifies over both tables, the running one is untouched, and the queue still works.
+    assert.deepEqual(await verifyControlPlaneChain(pool, ended.id), before);
+    assert.equal((await verifyControlPlaneChain(pool, running.id)).ok, true);
+    assert.equal(await count('SELECT count(*)::int AS n FROM approvals WHERE id = $1 AND status = $2', [pending.id, 'pending']), 1);
+    assert.equal((await claimTask(m))!.id, queued);
+    assert.deepEqual((await listSessions(pool, 'p')).map((x) => x.id).sort(), [ended.id, running.id].sort(), 'an archived session is still listed');
+    // A second pass finds nothing more.
+    assert.deepEqual(await archiveFinished(pool, { olderThanMs: 0 }), { sessions: 0, events: 0, tasks: 0, attempts: 0, approvals: 0 });
+    // A member's sweep does it on its own, when asked to.
+    const later = await createOwnedSession(m, {}, undefined, 'p');
+    await endOwnedSession(m, later, 'completed');
+    await join(pool, { reclaimEveryMs: 20, archiveEveryMs: 20, archiveAfterMs: 0 });
+    for (let i = 0; i < 200 && (await count('SELECT count(*)::int AS n FROM runtime_events WHERE session_id = $1', [later.id])) > 0; i++) await sleep(25);
+    assert.equal(await count('SELECT count(*)::int AS n FROM runtime_events WHERE session_id = $1', [later.id]), 0, 'the sweep archived the ended session');
   });
 });
