@@ -331,12 +331,12 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
   ];
 
   /** Runs record-args.bat in a fresh folder: the %1..%9 it wrote, and whether an injected command ran there. */
-  async function recordArgs(args: string[]): Promise<{ lines: string[]; injected: boolean; startPath: string | null }> {
+  async function recordArgs(args: string[], on: { sup: typeof sup; platform: typeof platform } = { sup, platform }): Promise<{ lines: string[]; injected: boolean; startPath: string | null }> {
     const cwd = mkdtempSync(join(tmpdir(), 'supervisor-winbat-'));
     try {
       const received = join(cwd, 'received.txt');
-      const tree = sup.spawnTree({ command: FIX('record-args.bat'), args, cwd, env: { ...process.env, RECEIVED: received } as Record<string, string> });
-      const startPath = platform.treeStartPath(tree.spawnId);
+      const tree = on.sup.spawnTree({ command: FIX('record-args.bat'), args, cwd, env: { ...process.env, RECEIVED: received } as Record<string, string> });
+      const startPath = on.platform.treeStartPath(tree.spawnId);
       const out = await tree.done;
       assert.equal(out.exitCode, 0, out.stderr.tail);
       return { lines: readFileSync(received, 'utf8').split('\r\n').filter((l) => l !== ''), injected: existsSync(join(cwd, 'injected.txt')), startPath };
@@ -350,6 +350,27 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     assert.equal(startPath, 'suspended');
     assert.deepEqual(lines, BATCH_RECEIVED);
     assert.equal(injected, false, 'no argument ran a command of its own');
+  });
+
+  test('with SUPERVISOR_SPAWN=node the launcher runs a .bat through cmd.exe with the same line (Node alone refuses a .bat)', async () => {
+    const before = process.env.SUPERVISOR_SPAWN;
+    process.env.SUPERVISOR_SPAWN = 'node';
+    const launcherPlatform = new win.Win32Platform();
+    try {
+      launcherPlatform.init();
+    } finally {
+      if (before === undefined) delete process.env.SUPERVISOR_SPAWN;
+      else process.env.SUPERVISOR_SPAWN = before;
+    }
+    const launcherSup = mod.ProcessSupervisor.open({ stateDir: join(dir, 'launcher'), platform: launcherPlatform });
+    try {
+      const { lines, injected, startPath } = await recordArgs(BATCH_ARGS, { sup: launcherSup, platform: launcherPlatform });
+      assert.equal(startPath, 'launcher');
+      assert.deepEqual(lines, BATCH_RECEIVED);
+      assert.equal(injected, false);
+    } finally {
+      await launcherSup.close();
+    }
   });
 
   test('a .bat argument with % (expanded even inside quotes) or a line break is refused before anything starts', async () => {
