@@ -247,6 +247,26 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     assert.equal(platform.isSameProcess(grandchild, marker), false, 'the grandchild died with the tree');
   });
 
+  test('an MCP server (the SDK on both ends, our stdio transport) starts suspended and serves calls, a 1 MB result included', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { SupervisedStdioTransport } = await import('../../src/adapters/mcp/index.js');
+    const t = new SupervisedStdioTransport(sup, { server: 'fx', command: process.execPath, args: [FIX('mcp/server.mjs'), 'basic'], cwd: process.cwd(), env: { ...process.env } as Record<string, string>, redact: [], graceMs: 300 });
+    const client = new Client({ name: 't', version: '0' });
+    await client.connect(t);
+    try {
+      assert.equal(platform.treeStartPath(t.spawnId!), 'suspended');
+      assert.ok(platform.jobPids(t.spawnId!).includes(t.pid!), 'the server is in its job');
+      const text = 'ünï & | %PATH% "q" \\';
+      assert.deepEqual((await client.callTool({ name: 'echo', arguments: { text } })).content, [{ type: 'text', text }]);
+      const huge = (await client.callTool({ name: 'huge', arguments: {} })).content as Array<{ text: string }>;
+      assert.ok(huge[0]!.text.length > 900_000, `a ~1 MB result arrived whole (${huge[0]!.text.length} chars)`);
+    } finally {
+      await client.close();
+    }
+    const outcome = await t.stop();
+    assert.equal(outcome?.killed.survivors ?? 0, 0);
+  });
+
   test("ending the tree's stdin is the child's EOF, after everything written before it was read", async () => {
     const { tree } = stdioServer();
     const big = 'x'.repeat(100_000);
