@@ -4,10 +4,10 @@
 // ResumeThread (decisions 85, 107); a .bat or .cmd the same way as cmd.exe with a command line
 // quoted by cmd's rules (decision 108). Trees with IPC or a data channel (authored tool hosts), and
 // every tree when the suspended start is not available here, get the launcher: a small Node program
-// that waits on its IPC channel until the supervisor has assigned it to the job and said "go" (the
-// channel is a file descriptor the C runtime hands over, which CreateProcessW does not carry:
-// decision 109). Only the supervisor holds the job handle: if it dies, the kernel closes the
-// handle and kills the tree.
+// that waits on its IPC channel until the supervisor has assigned it to the job and said "go" (a
+// channel is a C-runtime file descriptor Node hands over in lpReserved2, which the suspended start
+// does not fill: decision 109). Only the supervisor holds the job handle: if it dies, the kernel
+// closes the handle and kills the tree.
 // Start marker: the creation time (GetProcessTimes, 100 ns ticks since 1601, absolute across boots).
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
