@@ -1,9 +1,12 @@
 // `scripts/wine/node.sh dist/bench/win-start.js [n] [--json]` (Windows, or under Wine): what a tree
 // start costs with the Node launcher versus the suspended CreateProcessW (decisions 85, 86), the
-// kinds alternating call by call so each sees the same machine. Every tree is `cmd.exe /c exit 0`.
+// kinds alternating call by call so each sees the same machine. A plain tree is `cmd.exe /c exit 0`;
+// a stdin-pipe tree (the shape of an MCP stdio server) is `cmd.exe /d /q` sent `exit 0` on its stdin.
 //   launcher          spawnTree() with SUPERVISOR_SPAWN=node: Node spawns the launcher, which spawns cmd
 //   suspended         spawnTree(): pipes, CreateProcessW, AssignProcessToJobObject, ResumeThread
 //   suspended-thread  spawnTreeAsync(): the same with CreateProcessW on a thread of ffi-rs's
+//   launcher-stdin    the stdin-pipe tree through the launcher (Node's stdin pipe)
+//   suspended-stdin   the stdin-pipe tree started suspended, stdin a token-proven named pipe (decision 107)
 // Per kind, in milliseconds:
 //   spawn      spawnTree() returning, or spawnTreeAsync() settling
 //   blocked    the longest the event loop was held during the start (a 1 ms timer's worst lateness)
@@ -41,7 +44,7 @@ function supervisorFor(path: WindowsStartPath, dir: string): { sup: ProcessSuper
   }
 }
 
-type Kind = 'launcher' | 'suspended' | 'suspended-thread';
+type Kind = 'launcher' | 'suspended' | 'suspended-thread' | 'launcher-stdin' | 'suspended-stdin';
 type Metric = 'spawn' | 'blocked' | 'lifecycle';
 
 /** The worst lateness of a 1 ms timer while it runs: how long the loop was held at once. */
@@ -63,21 +66,26 @@ async function once(sup: ProcessSupervisor, kind: Kind): Promise<Record<Metric, 
   const stop = loopWatch();
   await new Promise((r) => setTimeout(r, 2));
   const t0 = performance.now();
-  const tree = kind === 'suspended-thread' ? await sup.spawnTreeAsync({ command: cmd, args: ['/c', 'exit', '0'] }) : sup.spawnTree({ command: cmd, args: ['/c', 'exit', '0'] });
+  const stdinPipe = kind.endsWith('-stdin');
+  const tree =
+    kind === 'suspended-thread'
+      ? await sup.spawnTreeAsync({ command: cmd, args: ['/c', 'exit', '0'] })
+      : sup.spawnTree(stdinPipe ? { command: cmd, args: ['/d', '/q'], stdin: 'pipe' } : { command: cmd, args: ['/c', 'exit', '0'] });
   const t1 = performance.now();
+  tree.stdin?.end('exit 0\r\n');
   await new Promise((r) => setTimeout(r, 2));
   const blocked = stop();
   const out = await tree.done;
   const t2 = performance.now();
-  if (out.exitCode !== 0) throw new Error(`cmd /c exit 0 ended with ${String(out.exitCode)} (${out.reason})`);
+  if (out.exitCode !== 0) throw new Error(`${kind}: cmd ended with ${String(out.exitCode)} (${out.reason}): ${out.stderr.tail}`);
   return { spawn: t1 - t0, blocked, lifecycle: t2 - t0 };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'supervisor-win-start-'));
-const kinds: Kind[] = ['launcher', 'suspended', 'suspended-thread'];
+const kinds: Kind[] = ['launcher', 'suspended', 'suspended-thread', 'launcher-stdin', 'suspended-stdin'];
 const launcher = supervisorFor('launcher', dir);
 const suspended = supervisorFor('suspended', dir);
-const supOf = (k: Kind): ProcessSupervisor => (k === 'launcher' ? launcher.sup : suspended.sup);
+const supOf = (k: Kind): ProcessSupervisor => (k.startsWith('launcher') ? launcher.sup : suspended.sup);
 const metrics: Metric[] = ['spawn', 'blocked', 'lifecycle'];
 const samples = Object.fromEntries(kinds.map((k) => [k, { spawn: [], blocked: [], lifecycle: [] }])) as unknown as Record<Kind, Record<Metric, number[]>>;
 try {
@@ -99,9 +107,10 @@ const round = (x: number): number => Math.round(x * 10) / 10;
 const stat = (xs: number[]) => ({ median: round(median(xs)), p90: round(quantile(xs, 0.9)), min: round(Math.min(...xs)) });
 const summary = Object.fromEntries(kinds.map((k) => [k, Object.fromEntries(metrics.map((m) => [m, stat(samples[k][m])]))])) as Record<Kind, Record<Metric, ReturnType<typeof stat>>>;
 const wine = process.env.SUPERVISOR_UNDER_WINE === '1';
-if (json) console.log(JSON.stringify({ n, command: `${cmd} /c exit 0`, underWine: wine, summary }, null, 2));
+const commands = { plain: `${cmd} /c exit 0`, stdinPipe: `${cmd} /d /q, sent "exit 0" on stdin` };
+if (json) console.log(JSON.stringify({ n, commands, underWine: wine, summary }, null, 2));
 else {
-  console.log(`n=${n} per kind, alternating; each tree: ${cmd} /c exit 0${wine ? ' (under Wine)' : ''}; median / p90 / min in ms`);
+  console.log(`n=${n} per kind, alternating; plain tree: ${commands.plain}; *-stdin: ${commands.stdinPipe}${wine ? ' (under Wine)' : ''}; median / p90 / min in ms`);
   console.log(`${'kind'.padEnd(17)}  ${metrics.map((m) => m.padEnd(24)).join('  ')}`);
   for (const k of kinds) console.log(`${k.padEnd(17)}  ${metrics.map((m) => `${summary[k][m].median} / ${summary[k][m].p90} / ${summary[k][m].min}`.padEnd(24)).join('  ')}`);
 }

@@ -90,10 +90,14 @@ export function stdHandle(which: number): bigint | null {
   return isInvalid(r.value) ? null : r.value;
 }
 
-/** An inheritable duplicate of one of this process's handles (the supervisor's stdin for `inherit`). */
-export function duplicateInheritable(h: bigint): bigint {
+/**
+ * An inheritable duplicate of one of this process's handles: with the same access (the
+ * supervisor's stdin for `inherit`), or with only `access` (the read-only end of a child's stdin pipe).
+ */
+export function duplicateInheritable(h: bigint, access?: number): bigint {
   const out = Buffer.alloc(8);
-  const r = call<number>('DuplicateHandle', I32, [BigIntT, BigIntT, BigIntT, U8Array, U32, I32, U32], [CURRENT_PROCESS, h, CURRENT_PROCESS, out, 0, 1, DUPLICATE_SAME_ACCESS]);
+  const [desired, options] = access === undefined ? [0, DUPLICATE_SAME_ACCESS] : [access, 0];
+  const r = call<number>('DuplicateHandle', I32, [BigIntT, BigIntT, BigIntT, U8Array, U32, I32, U32], [CURRENT_PROCESS, h, CURRENT_PROCESS, out, desired, 1, options]);
   if (r.value === 0) throw new NativeHelperError(`DuplicateHandle failed: ${win32ErrorText(r.lastError)}`);
   return out.readBigUInt64LE(0);
 }

@@ -42,7 +42,10 @@ while :; do
   # fork, so a shared name would let the poll below read the first attempt's "crashed" again.
   stdout_file=$out/stdout.$attempt
   stderr_file=$out/stderr.$attempt
-  timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$stdout_file" 2>"$stderr_file" &
+  # 9>&-: the lock stays this script's. Wine's services (and a wineserver) outlive node.exe; holding
+  # the lock's descriptor they kept it, and after a wineserver crash left them behind every later
+  # node.sh waited on flock forever.
+  timeout -k 5 "$limit" wine64 "$NODE_EXE" "$@" </dev/null >"$stdout_file" 2>"$stderr_file" 9>&- &
   pid=$!
   crashed=''
   while kill -0 "$pid" 2>/dev/null; do

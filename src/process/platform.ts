@@ -64,12 +64,15 @@ export interface PlatformCapabilities {
 export interface PrepareOptions {
   offLoop?: boolean;
   plain?: boolean;
+  /** The plain shape but with a stdin pipe the supervisor writes (MCP stdio servers, external runtimes). */
+  stdinPipe?: boolean;
 }
 
 /** What a tree uses of its leader's ChildProcess, for a leader Node did not spawn. */
 export interface SpawnedLeader {
   readonly pid: number;
-  readonly stdin: null;
+  /** Null unless started with `stdin: 'pipe'`. */
+  readonly stdin: import('node:stream').Writable | null;
   /** A socket on Linux (the pipe itself); a stream fed by the named pipe's socket on Windows. */
   readonly stdout: import('node:stream').Readable;
   readonly stderr: import('node:stream').Readable;
@@ -86,8 +89,12 @@ export interface SpawnedLeader {
 export interface LeaderSpawnOptions {
   cwd: string;
   env: Readonly<Record<string, string>>;
-  /** /dev/null (default), or the supervisor's own stdin (`exec` at a terminal). */
-  stdin?: 'ignore' | 'inherit';
+  /**
+   * /dev/null (default), the supervisor's own stdin (`exec` at a terminal), or a pipe the
+   * supervisor writes (only where prepareSpawn was told `stdinPipe`; a platform that cannot start
+   * that shape natively returns null).
+   */
+  stdin?: 'ignore' | 'inherit' | 'pipe';
   /** The tree being started (Windows: whose Job Object the leader enters before it runs). */
   spawnId?: string;
 }
@@ -110,6 +117,7 @@ export interface ProcessPlatform {
    * own cgroup can hold for as long as it waits for a CPU).
    * `plain`: the tree has the shape spawnLeader can start (stdin ignored or inherited, two output
    * pipes, nothing else); Windows then starts the command itself, suspended, instead of a launcher.
+   * `stdinPipe`: the same with a stdin pipe; Windows starts that shape suspended too (decision 107).
    */
   prepareSpawn(spawnId: string, command: string, args: readonly string[], o?: PrepareOptions): PreparedSpawn;
   /**

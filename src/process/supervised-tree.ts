@@ -129,10 +129,20 @@ export class LiveTree implements SupervisedTree {
     // only for the plain shape (stdin ignored or inherited, two pipes, nothing else). Inherited is
     // `exec` at a terminal, whose fork of the whole supervisor cost it ~20% of its start (decision
     // 67). start() spawns it off the loop, and then the cgroup is made off the loop too.
+    // A stdin pipe and nothing else (MCP stdio servers, external runtimes) is offered too: Windows
+    // starts that shape suspended (decision 107); Linux gives it to Node's spawn().
     const stdin = opts.stdin ?? 'ignore';
     const plainShape = (stdin === 'ignore' || stdin === 'inherit') && !opts.channel;
+    const stdinPipeShape = stdin === 'pipe' && !opts.channel;
     const offLoop = deferred && plainShape && ctx.platform.spawnLeaderAsync !== undefined;
-    const prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop, plain: plainShape });
+    let prepared: PreparedSpawn;
+    try {
+      prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop, plain: plainShape, stdinPipe: stdinPipeShape });
+    } catch (cause) {
+      // Nothing was started (an argument Windows cannot carry, a cgroup that could not be made): the captures go.
+      this.abandon();
+      throw new SpawnError('SPAWN_FAILED', `${opts.command} was not started: ${(cause as Error).message}`, { cause });
+    }
     this.prepared = prepared;
     this.spawnId = spawnId;
     this.cgroup = prepared.cgroup;
@@ -151,6 +161,7 @@ export class LiveTree implements SupervisedTree {
     const plain = plainShape && !prepared.ipc;
     this.plain = plain;
     this.plainStdin = plain ? (stdin as 'ignore' | 'inherit') : null;
+    const leaderStdin = plain ? this.plainStdin : stdinPipeShape && !prepared.ipc ? 'pipe' : null;
     this.recordedStarting = offLoop && plain;
     if (this.recordedStarting) {
       // On record before any process of the tree exists: a supervisor killed while the spawn runs
@@ -175,7 +186,7 @@ export class LiveTree implements SupervisedTree {
     }
     let child: ChildProcess | SpawnedLeader;
     try {
-      const native = (plain ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: this.plainStdin!, spawnId }) : null) ?? null;
+      const native = (leaderStdin !== null ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: leaderStdin, spawnId }) : null) ?? null;
       if (native) this.spawnPath = nativePath(ctx.platform);
       child =
         native ??

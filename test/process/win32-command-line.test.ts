@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { buildCommandLine, environmentBlock, quoteArgument, WindowsArgumentError } from '../../src/process/win32/command-line.js';
+import { buildCommandLine, environmentBlock, quoteArgument, windowsProgram, WindowsArgumentError } from '../../src/process/win32/command-line.js';
 import { HOSTILE_ARGS } from '../helpers/windows-args.js';
 
 /** The MSVCRT (UCRT, 2008 and later) split of a command line: argv[0] by its own rule, then the rest. */
@@ -75,6 +75,51 @@ test('quoting leaves simple arguments alone and refuses what a command line cann
   assert.equal(quoteArgument('x y\\'), '"x y\\\\"', 'quoted: doubled before the closing quote');
   assert.throws(() => quoteArgument('a\0b'), WindowsArgumentError);
   assert.throws(() => buildCommandLine('p.exe', ['x'.repeat(40_000)]), /at most 32766/);
+});
+
+/** What cmd.exe parses outside quotes, where `& | < > ( ) ^` act; a `"` toggles (cmd has no escape for it). */
+function outsideQuotes(line: string): string {
+  let quoted = false;
+  let out = '';
+  for (const ch of line) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted) out += ch;
+  }
+  return out;
+}
+
+test('a batch file runs as cmd.exe /d /e:ON /v:OFF /s /c: no metacharacter of an argument is outside quotes, and %* splits back exactly', () => {
+  const script = 'C:\\tools\\run server.cmd';
+  const prefix = 'C:\\Windows\\System32\\cmd.exe /d /e:ON /v:OFF /s /c "';
+  const alphabet = ['a', ' ', '"', '\\', '&', '|', '<', '>', '^', '(', ')', '!', ',', 'é'];
+  const cases = [['', 'x"&calc&"', 'a\\" & calc', 'tail\\'], ...Array.from({ length: 2_000 }, () => {
+    const bytes = randomBytes(12);
+    return [0, 1, 2].map((k) => [...bytes.subarray(4 * k, 4 * k + 1 + (bytes[4 * k]! % 4))].map((b) => alphabet[b % alphabet.length]).join(''));
+  })];
+  for (const args of cases) {
+    const { application, commandLine } = windowsProgram(script, args, { SystemRoot: 'C:\\Windows' });
+    assert.equal(application, 'C:\\Windows\\System32\\cmd.exe', 'cmd.exe from SystemRoot, not from a PATH search');
+    assert.ok(commandLine.startsWith(prefix) && commandLine.endsWith('"'), commandLine);
+    // What /s leaves to cmd: the script and its arguments.
+    const inner = commandLine.slice(prefix.length, -1);
+    assert.doesNotMatch(outsideQuotes(inner), /[&|<>^()]/, `${JSON.stringify(args)} -> ${inner}`);
+    // The script handing %* on to a program: the MSVCRT split gives the arguments back.
+    assert.deepEqual(splitCommandLine(inner), [script, ...args], inner);
+  }
+});
+
+test('a batch file argument with %, a line break or NUL is refused, naming the argument; so is a script path cmd cannot take', () => {
+  for (const [arg, why] of [
+    ['%PATH%', /argument 2 contains '%'/],
+    ['100%', /argument 2 contains '%'/],
+    ['a\nb', /argument 2 contains a line break/],
+    ['a\rb', /argument 2 contains a line break/],
+    ['a\0b', /argument 2 contains a line break or NUL/],
+  ] as const) {
+    assert.throws(() => windowsProgram('C:\\x\\s.bat', ['ok', arg]), (e: Error) => e instanceof WindowsArgumentError && why.test(e.message), JSON.stringify(arg));
+  }
+  for (const script of ['C:\\100%\\s.bat', 'C:\\a"b\\s.cmd']) assert.throws(() => windowsProgram(script, []), /batch file path/);
+  assert.doesNotThrow(() => windowsProgram('C:\\x\\prog.exe', ['%PATH%', 'a\nb']), 'a program (no cmd.exe) takes them literally');
 });
 
 test('the environment block is sorted without regard to case, unique by name, and ends in two NULs', () => {

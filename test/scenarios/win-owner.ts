@@ -1,19 +1,20 @@
 // A supervisor process that owns one tree and then waits to be killed: the Windows test kills this
 // process hard and checks that the kernel, closing the job handle, kills the tree.
-// Usage: win-owner.js STATE_DIR [plain]. Plain: stdin NUL, so the tree is started suspended as the
-// command itself; otherwise a stdin pipe, so through the launcher.
+// Usage: win-owner.js STATE_DIR [plain|stdin-pipe]. Plain: stdin NUL; stdin-pipe: a stdin pipe; both
+// are started suspended as the command itself. Otherwise a data channel too, so through the launcher.
 import { fileURLToPath } from 'node:url';
 import { ProcessSupervisor } from '../../src/process/index.js';
 
 const stateDir = process.argv[2]!;
-const plain = process.argv[3] === 'plain';
+const shape = process.argv[3];
 const fixture = fileURLToPath(new URL('../../../test/fixtures/node-tree.mjs', import.meta.url));
 const sup = ProcessSupervisor.open({ stateDir });
 let out = '';
 const tree = sup.spawnTree({
   command: process.execPath,
   args: [fixture, '3', '--ignore-stdin-end'],
-  stdin: plain ? 'ignore' : 'pipe',
+  stdin: shape === 'plain' ? 'ignore' : 'pipe',
+  channel: shape !== 'plain' && shape !== 'stdin-pipe',
   onStdout: (c) => {
     out += c.toString();
     if (out.includes('ready')) {

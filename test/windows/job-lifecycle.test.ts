@@ -67,11 +67,11 @@ describe('Windows job lifecycle', { skip: SKIP, timeout: 120_000 }, () => {
     return { tree, pids };
   }
 
-  test('the launcher and every later descendant are in the job, which holds nothing else', async () => {
+  test('the leader (the command, started suspended with its stdin pipe) and every later descendant are in the job, which holds nothing else', async () => {
     const { tree, pids } = await spawnTreeReady(['3']);
     assert.equal(pids.length, 3, 'three levels of node');
     const inJob = new Set(platform.jobPids(tree.spawnId));
-    assert.ok(inJob.has(tree.pid), 'the launcher (leader) is in the job');
+    assert.ok(inJob.has(tree.pid), 'the leader is in the job');
     for (const pid of pids) assert.ok(inJob.has(pid), `pid ${pid} is in the job`);
     // Wine adds a conhost.exe per console process in some setups; Windows may too. Nothing else.
     const extra = [...inJob].filter((p) => p !== tree.pid && !pids.includes(p));
@@ -152,7 +152,7 @@ describe('Windows job lifecycle', { skip: SKIP, timeout: 120_000 }, () => {
     assert.equal(readFileSync(join(out.artifacts!.root, out.artifacts!.stdout), 'utf8'), 'before:[REDACTED]:after\n');
   });
 
-  test('when the supervisor process dies, the kernel kills its tree; the next start marks it interrupted', async () => {
+  test('when the supervisor process dies, the kernel kills its tree (the launcher path: a data channel); the next start marks it interrupted', async () => {
     const ownerDir = mkdtempSync(join(tmpdir(), 'supervisor-win-owner-'));
     const owner = spawn(process.execPath, [fileURLToPath(new URL('../scenarios/win-owner.js', import.meta.url)), ownerDir], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -165,6 +165,7 @@ describe('Windows job lifecycle', { skip: SKIP, timeout: 120_000 }, () => {
       });
       owner.on('exit', (code) => reject(new Error(`owner exited early (${code})`)));
     });
+    assert.notEqual(info.launcher, info.pids[0], 'a tree with a data channel is led by the launcher');
     const markers = [info.launcher, ...info.pids].map((p) => ({ pid: p, marker: platform.startMarker(p)! }));
     assert.ok(markers.every((m) => m.marker !== null), 'all tree processes were alive before the owner died');
     owner.kill(); // TerminateProcess: no handler runs in the owner

@@ -3,12 +3,14 @@
 // tests check what that promises: the pid the supervisor reports is the command's and its parent is
 // the supervisor; a child that starts a grandchild at once and exits leaves it in the job, where
 // the tree's end kills it; exit codes, stdout and stderr come through; hostile arguments arrive
-// exactly; the kernel kills the tree when the supervisor dies. Trees that talk over stdio still
-// use the launcher. Run: npm run test:windows (docs/windows-under-wine.md).
+// exactly; the kernel kills the tree when the supervisor dies. A stdio server (stdin and stdout
+// pipes, as MCP servers) starts the same way, its stdin a token-proven pipe with an EOF (decision
+// 107); a .bat gets cmd-quoted arguments and runs nothing else (decision 108); a data channel still
+// takes the launcher (decision 109). Run: npm run test:windows (docs/windows-under-wine.md).
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -162,14 +164,14 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
   });
 
   test('an output pipe reads only the connection that presents its token: a stranger connected first can neither inject nor steal', async () => {
-    const { serveTokenPipe } = await import('../../src/process/win32/inbound-pipe.js');
+    const { serveInboundPipe } = await import('../../src/process/win32/token-pipe.js');
     const k32 = await import('../../native-helpers/kernel32.js');
     const { GENERIC_WRITE, openInheritable, writeAll } = await import('../../native-helpers/kernel32-spawn.js');
     const { connect } = await import('node:net');
     const { randomBytes } = await import('node:crypto');
     const name = `\\\\.\\pipe\\supervisor-test-${randomBytes(8).toString('hex')}`;
     const token = randomBytes(16);
-    const stream = serveTokenPipe(name, token);
+    const stream = serveInboundPipe(name, token);
     let read = '';
     stream.on('data', (c: Buffer) => (read += c.toString()));
     const ended = new Promise<void>((r) => stream.once('end', () => r()));
@@ -195,8 +197,227 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     listener.destroy();
   });
 
-  test('a tree with a stdin pipe still goes through the launcher, which is then the leader', async () => {
-    const { tree, seen } = await echoed([], { stdin: 'pipe' });
+  /** A stdio server tree and a request/answer helper over its stdin and stdout. */
+  function stdioServer(opts: Partial<import('../../src/process/index.js').SpawnTreeOptions> = {}) {
+    let buffered = '';
+    const waiting = new Map<number, (r: Record<string, unknown>) => void>();
+    let nextId = 1;
+    const tree = sup.spawnTree({
+      command: process.execPath,
+      args: [FIX('stdio-echo-server.mjs')],
+      stdin: 'pipe',
+      graceMs: 300,
+      ...opts,
+      onStdout: (c) => {
+        buffered += c.toString();
+        for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+          const { id, result } = JSON.parse(buffered.slice(0, nl)) as { id: number; result: Record<string, unknown> };
+          buffered = buffered.slice(nl + 1);
+          waiting.get(id)?.(result);
+        }
+      },
+    });
+    const request = (method: string, params?: unknown): Promise<Record<string, unknown>> => {
+      const id = nextId++;
+      const answered = new Promise<Record<string, unknown>>((r) => waiting.set(id, r));
+      tree.stdin!.write(`${JSON.stringify({ id, method, params })}\n`);
+      return Promise.race([answered, tree.done.then((o) => Promise.reject(new Error(`the server ended before answering ${method}: ${o.stderr.tail}`)))]);
+    };
+    return { tree, request };
+  }
+
+  test('a stdio server (stdin and stdout pipes, as MCP servers) starts suspended: it and its grandchild are in the job, and a round trip works', async () => {
+    const { tree, request } = stdioServer();
+    assert.equal(platform.treeStartPath(tree.spawnId), 'suspended');
+    const hello = await request('hello', { text: 'ünï "quoted" \\ line' });
+    assert.equal(hello.pid, tree.pid, 'the leader is the server itself');
+    assert.equal(hello.ppid, process.pid, 'no launcher between the supervisor and the server');
+    assert.deepEqual(hello.echo, { text: 'ünï "quoted" \\ line' });
+    const { pid: grandchild } = (await request('spawn')) as { pid: number };
+    const marker = platform.startMarker(grandchild)!;
+    watched.push({ pid: grandchild, marker });
+    const inJob = platform.jobPids(tree.spawnId);
+    assert.ok(inJob.includes(tree.pid), 'the server is in the job');
+    assert.ok(inJob.includes(grandchild), 'its grandchild is in the job');
+    // Many requests in flight at once: every answer comes back over the same pipes.
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => request('hello', i)));
+    assert.deepEqual(answers.map((a) => a.echo), Array.from({ length: 50 }, (_, i) => i));
+    const end = await tree.stop();
+    assert.equal(end.killed.survivors, 0);
+    assert.equal(platform.isSameProcess(grandchild, marker), false, 'the grandchild died with the tree');
+  });
+
+  test('an MCP server (the SDK on both ends, our stdio transport) starts suspended and serves calls, a 1 MB result included', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { SupervisedStdioTransport } = await import('../../src/adapters/mcp/index.js');
+    const t = new SupervisedStdioTransport(sup, { server: 'fx', command: process.execPath, args: [FIX('mcp/server.mjs'), 'basic'], cwd: process.cwd(), env: { ...process.env } as Record<string, string>, redact: [], graceMs: 300 });
+    const client = new Client({ name: 't', version: '0' });
+    await client.connect(t);
+    try {
+      assert.equal(platform.treeStartPath(t.spawnId!), 'suspended');
+      assert.ok(platform.jobPids(t.spawnId!).includes(t.pid!), 'the server is in its job');
+      const text = 'ünï & | %PATH% "q" \\';
+      assert.deepEqual((await client.callTool({ name: 'echo', arguments: { text } })).content, [{ type: 'text', text }]);
+      const huge = (await client.callTool({ name: 'huge', arguments: {} })).content as Array<{ text: string }>;
+      assert.ok(huge[0]!.text.length > 900_000, `a ~1 MB result arrived whole (${huge[0]!.text.length} chars)`);
+    } finally {
+      await client.close();
+    }
+    const outcome = await t.stop();
+    assert.equal(outcome?.killed.survivors ?? 0, 0);
+  });
+
+  test("ending the tree's stdin is the child's EOF, after everything written before it was read", async () => {
+    const { tree } = stdioServer();
+    const big = 'x'.repeat(100_000);
+    for (let i = 0; i < 20; i++) tree.stdin!.write(`${JSON.stringify({ id: i + 1, method: 'hello', params: big })}\n`);
+    tree.stdin!.end();
+    const out = await tree.done;
+    assert.equal(out.reason, 'exited');
+    assert.equal(out.exitCode, 0);
+    assert.equal(out.stderr.tail, 'eof after 20 requests', 'all 2 MB were read, then EOF');
+  });
+
+  test('writing to the stdin of a child that has exited is not an error: the bytes are dropped', async () => {
+    const { tree, request } = stdioServer();
+    const errors: Error[] = [];
+    tree.stdin!.on('error', (e: Error) => errors.push(e));
+    await request('hello');
+    tree.stdin!.write(`${JSON.stringify({ id: 99, method: 'exit', params: 4 })}\n`);
+    const out = await tree.done;
+    assert.equal(out.exitCode, 4);
+    // 4 MB after the exit: more than any pipe holds, so a writer that waited for 'drain' would hang.
+    const chunk = Buffer.alloc(1 << 20, 'y');
+    for (let i = 0; i < 4; i++) {
+      if (!tree.stdin!.write(chunk)) await new Promise((r) => tree.stdin!.once('drain', r));
+    }
+    await new Promise<void>((r) => tree.stdin!.end(r));
+    assert.deepEqual(errors.map((e) => e.message), []);
+  });
+
+  test("the child's stdin end is read-only: it cannot write into the supervisor's end", async () => {
+    const { tree, request } = stdioServer();
+    const r = await request('write-stdin');
+    assert.equal(r.wrote, undefined, `the child wrote ${String(r.wrote)} bytes into its stdin`);
+    assert.ok(typeof r.error === 'string', JSON.stringify(r));
+    await tree.stop();
+  });
+
+  test('a stdin pipe serves only the connection that presents its token: strangers connected first get nothing', async () => {
+    const { serveOutboundPipe } = await import('../../src/process/win32/token-pipe.js');
+    const { connect } = await import('node:net');
+    const { randomBytes } = await import('node:crypto');
+    const name = `\\\\.\\pipe\\supervisor-test-${randomBytes(8).toString('hex')}`;
+    const token = randomBytes(16);
+    const stdin = serveOutboundPipe(name, token);
+    stdin.write('written before anyone connected;');
+    const client = async (first: Buffer | null): Promise<{ got: () => string; ended: Promise<void>; close: () => void }> => {
+      const s = connect(name);
+      s.on('error', () => {});
+      let got = '';
+      s.on('data', (c: Buffer) => (got += c.toString()));
+      const ended = new Promise<void>((r) => s.once('close', () => r()));
+      await new Promise<void>((r) => s.once('connect', () => r()));
+      if (first) s.write(first);
+      return { got: () => got, ended, close: () => s.destroy() };
+    };
+    // One stranger only listens, one forges a token.
+    const listener = await client(null);
+    const forger = await client(Buffer.concat([randomBytes(16), Buffer.from('forged')]));
+    await sleep(300);
+    const child = await client(token);
+    stdin.end('after;');
+    await child.ended;
+    assert.equal(child.got(), 'written before anyone connected;after;', 'the token holder got everything, then its EOF');
+    assert.equal(listener.got(), '', 'a stranger that connected first read nothing');
+    assert.equal(forger.got(), '', 'a stranger with a forged token read nothing');
+    listener.close();
+    forger.close();
+  });
+
+  const BATCH_ARGS = ['plain', 'with space', 'a&echo INJECTED>injected.txt', 'x"&echo INJECTED>injected.txt&"', 'a|b^c<d>e', 'trailing space\\', '(a) !PATH!', '', '\\"&echo INJECTED>injected.txt'];
+
+  /** What %1..%9 hold for BATCH_ARGS: cmd keeps the quotes; the metacharacters stay inside them. */
+  const BATCH_RECEIVED = [
+    '1=plain',
+    '2="with space"',
+    '3="a&echo INJECTED>injected.txt"',
+    '4="x""&echo INJECTED>injected.txt&"""',
+    '5="a|b^c<d>e"',
+    '6="trailing space\\\\"',
+    '7="(a) !PATH!"',
+    '8=""',
+    '9="\\\\""&echo INJECTED>injected.txt"',
+  ];
+
+  /** Runs record-args.bat in a fresh folder: the %1..%9 it wrote, and whether an injected command ran there. */
+  async function recordArgs(args: string[], on: { sup: typeof sup; platform: typeof platform } = { sup, platform }): Promise<{ lines: string[]; injected: boolean; startPath: string | null }> {
+    const cwd = mkdtempSync(join(tmpdir(), 'supervisor-winbat-'));
+    try {
+      const received = join(cwd, 'received.txt');
+      const tree = on.sup.spawnTree({ command: FIX('record-args.bat'), args, cwd, env: { ...process.env, RECEIVED: received } as Record<string, string> });
+      const startPath = on.platform.treeStartPath(tree.spawnId);
+      const out = await tree.done;
+      assert.equal(out.exitCode, 0, out.stderr.tail);
+      return { lines: readFileSync(received, 'utf8').split('\r\n').filter((l) => l !== ''), injected: existsSync(join(cwd, 'injected.txt')), startPath };
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }
+
+  test('a .bat runs suspended as cmd.exe /d /s /c with cmd-quoted arguments: each arrives as one inert %N and no second command runs', async () => {
+    const { lines, injected, startPath } = await recordArgs(BATCH_ARGS);
+    assert.equal(startPath, 'suspended');
+    assert.deepEqual(lines, BATCH_RECEIVED);
+    assert.equal(injected, false, 'no argument ran a command of its own');
+  });
+
+  test('with SUPERVISOR_SPAWN=node the launcher runs a .bat through cmd.exe with the same line (Node alone refuses a .bat)', async () => {
+    const before = process.env.SUPERVISOR_SPAWN;
+    process.env.SUPERVISOR_SPAWN = 'node';
+    const launcherPlatform = new win.Win32Platform();
+    try {
+      launcherPlatform.init();
+    } finally {
+      if (before === undefined) delete process.env.SUPERVISOR_SPAWN;
+      else process.env.SUPERVISOR_SPAWN = before;
+    }
+    const launcherSup = mod.ProcessSupervisor.open({ stateDir: join(dir, 'launcher'), platform: launcherPlatform });
+    try {
+      const { lines, injected, startPath } = await recordArgs(BATCH_ARGS, { sup: launcherSup, platform: launcherPlatform });
+      assert.equal(startPath, 'launcher');
+      assert.deepEqual(lines, BATCH_RECEIVED);
+      assert.equal(injected, false);
+    } finally {
+      await launcherSup.close();
+    }
+  });
+
+  test('a .bat argument with % (expanded even inside quotes) or a line break is refused before anything starts', async () => {
+    for (const [bad, why] of [
+      ['%PATH%', /batch file argument 2 contains '%'/],
+      ['%%cd:~,%', /batch file argument 2 contains '%'/],
+      ['a\r\necho INJECTED>injected.txt', /batch file argument 2 contains a line break/],
+    ] as const) {
+      const cwd = mkdtempSync(join(tmpdir(), 'supervisor-winbat-'));
+      try {
+        const received = join(cwd, 'received.txt');
+        assert.throws(
+          () => sup.spawnTree({ command: FIX('record-args.bat'), args: ['ok', bad], cwd, env: { ...process.env, RECEIVED: received } as Record<string, string> }),
+          (e: Error & { code?: string }) => e.code === 'SPAWN_FAILED' && why.test(e.message),
+        );
+        assert.equal(existsSync(received), false, 'the script never ran');
+        assert.equal(existsSync(join(cwd, 'injected.txt')), false);
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    }
+  });
+
+  test('a tree with a data channel still goes through the launcher, which is then the leader', async () => {
+    const tree = sup.spawnTree({ command: process.execPath, args: [FIX('echo-argv.mjs')], stdin: 'pipe', channel: true });
+    assert.equal(platform.treeStartPath(tree.spawnId), 'launcher');
+    const seen = JSON.parse((await tree.done).stdout.tail) as EchoedStart;
     assert.notEqual(seen.pid, tree.pid);
     assert.equal(seen.ppid, tree.pid, 'the launcher started the command');
   });

@@ -92,14 +92,15 @@ export class LinuxPlatform implements ProcessPlatform {
 
   spawnLeader(command: string, args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
     const on = this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node';
-    if (!on || !libc.libcAvailable()) return null;
-    return spawnNative(command, args, o);
+    // posix_spawn gives no stdin pipe here: a tree that writes its leader's stdin takes Node's spawn().
+    if (!on || o.stdin === 'pipe' || !libc.libcAvailable()) return null;
+    return spawnNative(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin });
   }
 
   spawnLeaderAsync(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
     const on = (this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node') && process.env.SUPERVISOR_SPAWN !== 'main-thread';
-    if (!on || !libc.libcAvailable()) return null;
-    return spawnNativeAsync(command, args, o);
+    if (!on || o.stdin === 'pipe' || !libc.libcAvailable()) return null;
+    return spawnNativeAsync(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin });
   }
 
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {

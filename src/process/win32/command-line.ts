@@ -50,11 +50,87 @@ export function quoteProgram(program: string): string {
 export const MAX_COMMAND_LINE = 32_767;
 
 export function buildCommandLine(program: string, args: readonly string[]): string {
-  const line = [quoteProgram(program), ...args.map(quoteArgument)].join(' ');
+  return checkLength([quoteProgram(program), ...args.map(quoteArgument)].join(' '));
+}
+
+function checkLength(line: string): string {
   if (line.length >= MAX_COMMAND_LINE) {
     throw new WindowsArgumentError(`the command line is ${line.length} characters; Windows accepts at most ${MAX_COMMAND_LINE - 1}: pass the data through a file or stdin instead`);
   }
   return line;
+}
+
+/** Scripts that only cmd.exe runs: CreateProcessW would start cmd.exe for them by rules of its own. */
+export const BATCH_FILE = /\.(bat|cmd)$/i;
+
+/** What a tree's leader is to CreateProcessW: the program to load and its whole command line. */
+export interface WindowsProgram {
+  application: string;
+  commandLine: string;
+}
+
+/**
+ * A resolved `.exe`/`.com` runs as itself; a `.bat`/`.cmd` runs as `cmd.exe /d /e:ON /v:OFF /s /c
+ * "<line>"` (cmdArguments). Throws WindowsArgumentError, before anything starts, for what neither can carry.
+ */
+export function windowsProgram(command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): WindowsProgram {
+  if (!BATCH_FILE.test(command)) return { application: command, commandLine: buildCommandLine(command, args) };
+  const cmd = cmdExePath(env);
+  return { application: cmd, commandLine: checkLength(`${quoteProgram(cmd)} ${cmdArguments(command, args)}`) };
+}
+
+/** cmd.exe from the supervisor's own SystemRoot (not the child's PATH), else ComSpec. */
+export function cmdExePath(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const root = env.SystemRoot ?? env.SYSTEMROOT;
+  return root ? `${root}\\System32\\cmd.exe` : (env.ComSpec ?? 'C:\\Windows\\System32\\cmd.exe');
+}
+
+/**
+ * cmd.exe's arguments that run `script` with `args`, each reaching the script as %1..%9 intact
+ * and inert. /d: no AutoRun commands from the registry; /e:ON /v:OFF: command extensions on,
+ * delayed (`!VAR!`) expansion off whatever the registry says; /s /c "...": cmd strips exactly the
+ * outer quotes and runs the rest. Inside it, cmd's own rules (not the MSVCRT's) decide: a quoted
+ * span keeps `& | < > ( ) ^` literal, so every argument with one of them (or a blank, or empty) is
+ * quoted, and an embedded quote is doubled (`""` closes and reopens the span with nothing between).
+ * Backslashes before a quote are doubled too, for a program the script hands %* on to. What no
+ * quoting makes safe is refused (BatBadBut, CVE-2024-27980): `%`, which cmd expands before it looks
+ * at quotes (Windows' `%%cd:~,%` trick does not hold under other cmd implementations such as
+ * Wine's), and line breaks, which end the command.
+ */
+export function cmdArguments(script: string, args: readonly string[]): string {
+  if (/["%\r\n\0]/.test(script) || script.endsWith('\\')) {
+    throw new WindowsArgumentError(`the batch file path ${JSON.stringify(script)} contains a quote, %, a line break or a trailing backslash, which cmd.exe cannot be given safely: rename or move the script`);
+  }
+  return `/d /e:ON /v:OFF /s /c ""${script}"${args.map((a, i) => ` ${quoteBatchArgument(a, i + 1)}`).join('')}"`;
+}
+
+/** cmd.exe's metacharacters, blanks and what it treats as separators: an argument with any is quoted. */
+const BATCH_SPECIAL = /[\t &()[\]{}^=;!'+,`~|<>"]/;
+
+/** One argument of a batch file, by cmd.exe's rules (see cmdArguments); `n` names it in errors. */
+export function quoteBatchArgument(arg: string, n: number): string {
+  if (/[\r\n\0]/.test(arg)) {
+    throw new WindowsArgumentError(`batch file argument ${n} contains a line break or NUL, which would end cmd.exe's command: pass the data through a file, the environment or stdin`);
+  }
+  if (arg.includes('%')) {
+    throw new WindowsArgumentError(
+      `batch file argument ${n} contains '%', which cmd.exe expands as a variable even inside quotes (BatBadBut, CVE-2024-27980): pass it through a file, the environment or stdin, or run the script's interpreter (node, python) directly`,
+    );
+  }
+  if (arg.length > 0 && !BATCH_SPECIAL.test(arg)) return arg;
+  let out = '"';
+  let backslashes = 0;
+  for (const ch of arg) {
+    if (ch === '\\') {
+      backslashes++;
+      out += ch;
+      continue;
+    }
+    if (ch === '"') out += `${'\\'.repeat(backslashes)}"`;
+    out += ch;
+    backslashes = 0;
+  }
+  return `${out}${'\\'.repeat(backslashes)}"`;
 }
 
 /**

@@ -1,10 +1,13 @@
-// For `doctor` on Windows: how this machine starts a tree's leader (decision 85), found by starting
-// `cmd.exe /c exit 7` the way a plain tree is started, in a kill-on-close job of its own.
+// For `doctor` on Windows: how this machine starts a tree's leader (decisions 85, 107-109), found by
+// starting `cmd.exe /d /q` the way a tree with a stdin pipe is started, in a kill-on-close job of
+// its own, and giving it `exit 7` through that pipe: the suspended start, the token-proven stdin
+// pipe, its EOF and the exit code in one round.
 import * as k32 from '../../../native-helpers/kernel32.js';
-import { chooseStartPath } from './win32-platform.js';
+import { buildCommandLine, cmdExePath } from './command-line.js';
+import { chooseStartPath, LAUNCHER_TREES } from './win32-platform.js';
 import { startSuspendedLeader } from './suspended-leader.js';
 
-const LAUNCHER_ALWAYS = 'trees with a stdin pipe, IPC or a data channel (tool hosts, MCP servers, external runtimes) and .bat/.cmd commands use the Node launcher, which waits in the job for "go"';
+const SUSPENDED_TREES = 'trees whose stdin is NUL, inherited or a pipe the supervisor writes (plain trees, MCP stdio servers, external runtimes), .bat/.cmd ones through cmd.exe /d /s /c with cmd-quoted arguments';
 
 export async function probeWindowsStartPath(env: Readonly<Record<string, string>>): Promise<{ ok: boolean; detail: string }> {
   const choice = chooseStartPath();
@@ -12,15 +15,18 @@ export async function probeWindowsStartPath(env: Readonly<Record<string, string>
   const job = k32.createJobObject();
   try {
     k32.setKillOnJobClose(job);
-    const cmd = process.env.ComSpec ?? 'C:\\Windows\\System32\\cmd.exe';
-    const child = startSuspendedLeader(cmd, ['/c', 'exit', '7'], { cwd: process.cwd(), env, job });
+    const cmd = cmdExePath();
+    const child = startSuspendedLeader({ application: cmd, commandLine: buildCommandLine(cmd, ['/d', '/q']) }, { cwd: process.cwd(), env, job, stdin: 'pipe' });
     child.stdout.resume();
     child.stderr.resume();
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end('exit 7\r\n');
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c: number | null) => resolve(c)));
     child.stdout.destroy();
     child.stderr.destroy();
-    if (code !== 7) return { ok: false, detail: `a suspended start ran but exited with ${String(code)}, not 7; set SUPERVISOR_SPAWN=node to use the launcher` };
-    return { ok: true, detail: `CreateProcessW suspended into the tree's Job Object for plain trees (${choice.why}; started and waited on cmd.exe that way); ${LAUNCHER_ALWAYS}` };
+    child.stdin!.destroy();
+    if (code !== 7) return { ok: false, detail: `a suspended start ran but exited with ${String(code)}, not 7 (it was sent "exit 7" on its stdin pipe); set SUPERVISOR_SPAWN=node to use the launcher` };
+    return { ok: true, detail: `CreateProcessW suspended into the tree's Job Object for ${SUSPENDED_TREES} (${choice.why}; started cmd.exe that way and it ran "exit 7" from its stdin pipe); ${LAUNCHER_TREES}` };
   } catch (err) {
     return { ok: false, detail: `suspended start failed (${err instanceof Error ? err.message : String(err)}); set SUPERVISOR_SPAWN=node to use the launcher` };
   } finally {

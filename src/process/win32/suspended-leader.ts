@@ -1,11 +1,11 @@
 // A tree's leader on Windows started as the command itself (issue 22): CreateProcessW suspended,
 // put into the tree's Job Object, then resumed, so neither the command nor anything it starts runs
-// an instruction outside the job. Stdout and stderr are named pipes Node reads; stdin is NUL or a
-// duplicate of the supervisor's own. The exit is seen through the process handle, waited on by a
+// an instruction outside the job. Stdout and stderr are named pipes Node reads; stdin is NUL, a
+// duplicate of the supervisor's own, or a named pipe Node writes (decision 107). The exit is seen through the process handle, waited on by a
 // thread of ffi-rs's (never the event loop). The handle is held until then, so the pid cannot be
 // reused while the tree may still signal it, as an unreaped child on Linux.
 import { EventEmitter } from 'node:events';
-import type { PassThrough } from 'node:stream';
+import type { PassThrough, Writable } from 'node:stream';
 import * as k32 from '../../../native-helpers/kernel32.js';
 import {
   duplicateInheritable,
@@ -20,8 +20,8 @@ import {
   type SuspendedStartRequest,
 } from '../../../native-helpers/kernel32-spawn.js';
 import { noteDirectChild } from '../child-ledger.js';
-import { buildCommandLine, environmentBlock } from './command-line.js';
-import { openInboundPipe, type InboundPipe } from './inbound-pipe.js';
+import { environmentBlock, type WindowsProgram } from './command-line.js';
+import { openInboundPipe, openOutboundPipe, type TokenPipe } from './token-pipe.js';
 
 /** Exit code of a leader ended through kill() (what TerminateJobObject gives the rest of the tree). */
 const KILL_EXIT_CODE = 1;
@@ -29,14 +29,14 @@ const KILL_EXIT_CODE = 1;
 export interface SuspendedStartOptions {
   cwd: string;
   env: Readonly<Record<string, string>>;
-  stdin?: 'ignore' | 'inherit';
+  /** NUL, the supervisor's own stdin, or a pipe the supervisor writes (the leader's `stdin` stream). */
+  stdin?: 'ignore' | 'inherit' | 'pipe';
   job: bigint;
 }
 
 /** The members of ChildProcess a supervised tree uses, for a leader started by CreateProcessW. */
 export class SuspendedLeader extends EventEmitter {
-  readonly stdin = null;
-  readonly stdio: [null, PassThrough, PassThrough];
+  readonly stdio: [Writable | null, PassThrough, PassThrough];
   exitCode: number | null = null;
   readonly signalCode = null;
   private handleOpen = true;
@@ -45,11 +45,12 @@ export class SuspendedLeader extends EventEmitter {
   constructor(
     readonly pid: number,
     private readonly handle: bigint,
+    readonly stdin: Writable | null,
     readonly stdout: PassThrough,
     readonly stderr: PassThrough,
   ) {
     super();
-    this.stdio = [null, stdout, stderr];
+    this.stdio = [stdin, stdout, stderr];
     this.unledger = noteDirectChild(pid);
     waitSignalled(handle).then(
       () => this.exited(),
@@ -83,11 +84,11 @@ export class SuspendedLeader extends EventEmitter {
 }
 
 /**
- * Starts `application` (a resolved .exe or .com path) suspended, in `o.job`, then resumes it.
- * Throws with nothing left open (no process, no pipe) when any step fails.
+ * Starts `program` (a resolved .exe or .com, or cmd.exe for a batch file) suspended, in `o.job`,
+ * then resumes it. Throws with nothing left open (no process, no pipe) when any step fails.
  */
-export function startSuspendedLeader(application: string, args: readonly string[], o: SuspendedStartOptions): SuspendedLeader {
-  const handles = openLeaderHandles(application, args, o);
+export function startSuspendedLeader(program: WindowsProgram, o: SuspendedStartOptions): SuspendedLeader {
+  const handles = openLeaderHandles(program, o);
   try {
     return handles.leader(startSuspendedInJob(handles.request));
   } catch (e) {
@@ -99,8 +100,8 @@ export function startSuspendedLeader(application: string, args: readonly string[
 }
 
 /** startSuspendedLeader with CreateProcessW on a thread (decision 86); the rest on the main thread. */
-export async function startSuspendedLeaderAsync(application: string, args: readonly string[], o: SuspendedStartOptions): Promise<SuspendedLeader> {
-  const handles = openLeaderHandles(application, args, o);
+export async function startSuspendedLeaderAsync(program: WindowsProgram, o: SuspendedStartOptions): Promise<SuspendedLeader> {
+  const handles = openLeaderHandles(program, o);
   try {
     return handles.leader(await startSuspendedInJobAsync(handles.request));
   } catch (e) {
@@ -123,8 +124,7 @@ interface LeaderHandles {
   closeChildEnds(): void;
 }
 
-function openLeaderHandles(application: string, args: readonly string[], o: SuspendedStartOptions): LeaderHandles {
-  const commandLine = buildCommandLine(application, args);
+function openLeaderHandles({ application, commandLine }: WindowsProgram, o: SuspendedStartOptions): LeaderHandles {
   const environment = environmentBlock(o.env);
   const childEnds: bigint[] = [];
   const streams: PassThrough[] = [];
@@ -134,20 +134,27 @@ function openLeaderHandles(application: string, args: readonly string[], o: Susp
   const abandon = (): void => {
     for (const s of streams) s.destroy();
   };
-  const pipe = (): InboundPipe => {
-    const p = openInboundPipe();
+  const pipe = (open: () => TokenPipe): TokenPipe => {
+    const p = open();
     childEnds.push(p.childEnd);
     streams.push(p.stream);
     return p;
   };
   try {
-    const stdin = openStdin(o.stdin ?? 'ignore');
-    childEnds.push(stdin);
-    const out = pipe();
-    const err = pipe();
+    let input: TokenPipe | null = null;
+    let stdin: bigint;
+    if (o.stdin === 'pipe') {
+      input = pipe(openOutboundPipe);
+      stdin = input.childEnd;
+    } else {
+      stdin = openStdin(o.stdin ?? 'ignore');
+      childEnds.push(stdin);
+    }
+    const out = pipe(openInboundPipe);
+    const err = pipe(openInboundPipe);
     return {
       request: { application, commandLine, environment, cwd: o.cwd, stdin, stdout: out.childEnd, stderr: err.childEnd, job: o.job },
-      leader: (started) => new SuspendedLeader(started.pid, started.process, out.stream, err.stream),
+      leader: (started) => new SuspendedLeader(started.pid, started.process, input?.stream ?? null, out.stream, err.stream),
       abandon,
       closeChildEnds,
     };

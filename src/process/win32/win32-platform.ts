@@ -1,10 +1,13 @@
 // Windows: one Job Object per tree with KILL_ON_JOB_CLOSE and no breakaway, entered before the tree
-// runs. A plain tree (stdin NUL or inherited, two output pipes) whose command is an .exe or .com is
-// started as itself: CreateProcessW suspended, AssignProcessToJobObject, ResumeThread (decision 85).
-// Other trees (a stdin pipe, IPC, a data channel; a .bat or .cmd), and every tree when the suspended
-// start is not available here, get the launcher: a small Node program that waits on its IPC channel
-// until the supervisor has assigned it to the job and said "go". Only the supervisor holds the job
-// handle: if it dies, the kernel closes the handle and kills the tree.
+// runs. A tree whose only stdio is stdin (NUL, inherited, or a pipe the supervisor writes) and two
+// output pipes is started as itself: CreateProcessW suspended, AssignProcessToJobObject,
+// ResumeThread (decisions 85, 107); a .bat or .cmd the same way as cmd.exe with a command line
+// quoted by cmd's rules (decision 108). Trees with IPC or a data channel (authored tool hosts), and
+// every tree when the suspended start is not available here, get the launcher: a small Node program
+// that waits on its IPC channel until the supervisor has assigned it to the job and said "go" (a
+// channel is a C-runtime file descriptor Node hands over in lpReserved2, which the suspended start
+// does not fill: decision 109). Only the supervisor holds the job handle: if it dies, the kernel
+// closes the handle and kills the tree.
 // Start marker: the creation time (GetProcessTimes, 100 ns ticks since 1601, absolute across boots).
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +17,7 @@ import { debugOn, debugTree } from '../debug-log.js';
 import type { LeaderSpawnOptions, PlatformCapabilities, PrepareOptions, PreparedSpawn, ProcessPlatform, ProcessUsage, SpawnedLeader, TreeIdentity, TreeMember } from '../platform.js';
 import { win32Usage, type Win32ProcessFacts } from './process-usage.js';
 import { startSuspendedLeader, startSuspendedLeaderAsync, SuspendedLeader } from './suspended-leader.js';
+import { BATCH_FILE, cmdArguments, cmdExePath, windowsProgram, type WindowsProgram } from './command-line.js';
 import type { StartMarker } from '../types.js';
 
 const LAUNCHER = fileURLToPath(new URL('./job-launcher-entry.js', import.meta.url));
@@ -29,12 +33,18 @@ export interface WindowsStartChoice {
   why: string;
 }
 
-/** What runs a command through CreateProcessW directly: a program, not a script for cmd.exe. */
-const DIRECT_PROGRAM = /\.(exe|com)$/i;
+/** What the suspended start runs: a program, or a script it hands to cmd.exe itself. */
+const STARTABLE = /\.(exe|com|bat|cmd)$/i;
+
+/** Trees that keep the launcher on a machine that starts the others suspended, and why (doctor, decision 109). */
+export const LAUNCHER_TREES =
+  'trees with an IPC or data channel (authored tool hosts, the thread-tier probe) use the Node launcher, which waits in the job for "go": the channel is a C-runtime file descriptor (fd 3) that Node hands over through CreateProcess\'s lpReserved2, which a suspended start does not fill';
 
 interface JobState {
   job: bigint;
   start: WindowsStartPath;
+  /** The suspended start's program and command line, checked when the tree was prepared. */
+  program?: WindowsProgram;
 }
 
 /**
@@ -86,6 +96,10 @@ export class Win32Platform implements ProcessPlatform {
 
   prepareSpawn(spawnId: string, command: string, args: readonly string[], o: PrepareOptions = {}): PreparedSpawn {
     this.init();
+    const start: WindowsStartPath = (o.plain === true || o.stdinPipe === true) && this.startChoice!.path === 'suspended' && STARTABLE.test(command) ? 'suspended' : 'launcher';
+    // The command line first: one that cannot be quoted safely refuses the tree before any job exists.
+    const program = start === 'suspended' ? windowsProgram(command, args) : undefined;
+    const launcherArgs = start === 'launcher' ? launcherArguments(command, args) : [];
     const job = k32.createJobObject();
     try {
       k32.setKillOnJobClose(job);
@@ -93,30 +107,30 @@ export class Win32Platform implements ProcessPlatform {
       k32.closeHandle(job);
       throw err;
     }
-    const start: WindowsStartPath = o.plain === true && this.startChoice!.path === 'suspended' && DIRECT_PROGRAM.test(command) ? 'suspended' : 'launcher';
-    this.jobs.set(spawnId, { job, start });
-    if (start === 'suspended') return { command, args: [...args], cgroup: null };
-    return { command: process.execPath, args: [LAUNCHER, command, ...args], cgroup: null, ipc: true };
+    this.jobs.set(spawnId, { job, start, program });
+    if (start === 'suspended') return { command: program!.application, args: [...args], cgroup: null };
+    return { command: process.execPath, args: launcherArgs, cgroup: null, ipc: true };
   }
 
   /**
-   * The command itself, in its job before it runs. Never null for a tree prepared for it: a Node
+   * The command itself (its program and command line as prepareSpawn fixed them), in its job
+   * before it runs. Never null for a tree prepared for it: a Node
    * spawn() of the command would run it outside the job, so a failure throws (nothing is started).
    */
-  spawnLeader(command: string, args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
+  spawnLeader(_command: string, _args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended') return null;
-    return startSuspendedLeader(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+    return startSuspendedLeader(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
   }
 
   /**
    * spawnLeader with CreateProcessW on a thread (start(): background tasks), unless
    * SUPERVISOR_SPAWN=main-thread. Null for trees that take the launcher.
    */
-  spawnLeaderAsync(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
+  spawnLeaderAsync(_command: string, _args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended' || process.env.SUPERVISOR_SPAWN === 'main-thread') return null;
-    return startSuspendedLeaderAsync(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+    return startSuspendedLeaderAsync(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
   }
 
   adopt(spawnId: string, child: ChildProcess): void {
@@ -136,6 +150,11 @@ export class Win32Platform implements ProcessPlatform {
     }
     // Only now may the launcher start the command.
     child.send('go');
+  }
+
+  /** How a live tree's leader was started (diagnostics and tests); null when the tree is not ours. */
+  treeStartPath(spawnId: string): WindowsStartPath | null {
+    return this.jobs.get(spawnId)?.start ?? null;
   }
 
   /** Pids in a live tree's job right now (diagnostics and tests); empty when the tree is not ours. */
@@ -207,6 +226,16 @@ function readProcessFacts(pid: number): Win32ProcessFacts | null {
     },
     k32.PROCESS_QUERY_LIMITED_INFORMATION | k32.PROCESS_VM_READ,
   );
+}
+
+/**
+ * The launcher's command line: the command and its arguments, or for a batch file cmd.exe with the
+ * same cmd-quoted line the suspended start uses, passed on verbatim (Node itself refuses to spawn a
+ * .bat or .cmd without a shell since CVE-2024-27980).
+ */
+function launcherArguments(command: string, args: readonly string[]): string[] {
+  if (!BATCH_FILE.test(command)) return [LAUNCHER, command, ...args];
+  return [LAUNCHER, '--verbatim', cmdExePath(), cmdArguments(command, args)];
 }
 
 /** Runs `fn` with a process handle (default: opened for querying and terminating); null when the pid is gone. */
