@@ -62,6 +62,8 @@ export class ControlPlaneMember {
   private reclaimTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private left = false;
+  /** stopTimers() was called: no loop schedules itself again. */
+  private timersStopped = false;
   /** performance.now() of the last archive pass (archive.ts), run from the sweep. */
   private archivedAt = performance.now();
 
@@ -170,6 +172,8 @@ export class ControlPlaneMember {
 
   /** Stops the timers without touching the control plane (a test, or a process about to exit). */
   stopTimers(): void {
+    // A renewal or sweep in flight now must not schedule the next one when it ends.
+    this.timersStopped = true;
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.reclaimTimer);
     clearInterval(this.watchdog);
@@ -189,7 +193,7 @@ export class ControlPlaneMember {
           if (!(err instanceof MemberFencedError)) this.opts.onError?.(err);
         })
         .finally(() => {
-          if (!this.fenced && !this.left) this.scheduleHeartbeat();
+          if (!this.fenced && !this.left && !this.timersStopped) this.scheduleHeartbeat();
         });
     }, this.heartbeatMs);
     this.heartbeatTimer.unref();
@@ -213,7 +217,7 @@ export class ControlPlaneMember {
           if (!(err instanceof MemberFencedError)) this.opts.onError?.(err);
         })
         .finally(() => {
-          if (!this.fenced && !this.left) this.scheduleReclaim();
+          if (!this.fenced && !this.left && !this.timersStopped) this.scheduleReclaim();
         });
     }, this.reclaimEveryMs);
     this.reclaimTimer.unref();

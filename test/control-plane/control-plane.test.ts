@@ -47,7 +47,9 @@ describe('PostgreSQL control plane', { skip }, () => {
   });
   after(async () => {
     for (const m of members) m.stopTimers();
-    for (const p of pools) await p.end().catch(() => {});
+    // Bounded: a pool whose client a failed test still holds never ends on its own; stopping the
+    // cluster then closes that client's socket, so a failure is reported instead of hanging here.
+    for (const p of pools) await Promise.race([p.end().catch(() => {}), sleep(5000)]);
     await cluster?.stop();
   });
 
@@ -185,12 +187,14 @@ describe('PostgreSQL control plane', { skip }, () => {
       const pool = await openPool(await doomed.createDatabase('doomed'), { connectTimeoutMs: 500 });
       pools.push(pool);
       await migrateControlPlane(pool);
-      const leaseMs = 1000;
+      const leaseMs = 2000;
       let fencedAt = 0;
       const m = await join(pool, { leaseMs, onFenced: () => (fencedAt = performance.now()) });
       const lease = await createOwnedSession(m);
-      const gone = performance.now();
+      // Gone once stop() returns: until then (a loaded machine takes a while to end a cluster) the
+      // member may still renew, and its half-lease clock starts at its last renewal.
       await doomed.stop();
+      const gone = performance.now();
       while (!fencedAt && performance.now() - gone < 5000) await sleep(10);
       assert.ok(fencedAt > 0, 'onFenced was called');
       assert.ok(fencedAt - gone < leaseMs, `fenced ${Math.round(fencedAt - gone)} ms after the server went away; the lease is ${leaseMs} ms`);
@@ -233,12 +237,14 @@ describe('PostgreSQL control plane', { skip }, () => {
 
   it('a dead member’s session is marked interrupted with an audit event by the next sweep', async () => {
     const { pool } = await freshPlane();
-    const dead = await join(pool, { leaseMs: 400 });
-    const sweeper = await join(pool, { leaseMs: 2000, reclaimEveryMs: 100 });
+    // Leases long enough that event-loop lag on a loaded machine does not fence a member before
+    // the test has used it (half a lease without a renewal fences).
+    const dead = await join(pool, { leaseMs: 1500 });
+    const sweeper = await join(pool, { leaseMs: 8000, reclaimEveryMs: 100 });
     const lease = await createOwnedSession(dead, { title: 'owned' });
     await appendAsOwner(dead, lease, [{ kind: 'note.work', payload: { step: 1 } }]);
     dead.stopTimers(); // as if SIGKILLed: no more heartbeats
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 15_000;
     let row: { status: string; end_reason: string; epoch: number } | undefined;
     while (Date.now() < deadline) {
       row = (await pool.query<{ status: string; end_reason: string; epoch: number }>('SELECT status, end_reason, epoch FROM sessions WHERE id = $1', [lease.id])).rows[0];
@@ -263,7 +269,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     // The frozen member's own pool, as a member opens it (openPool's defaults).
     const frozenPool = await openPool(url, { max: 2 });
     pools.push(frozenPool);
-    const frozen = await join(frozenPool, { leaseMs: 400 });
+    const frozen = await join(frozenPool, { leaseMs: 1500 });
     const session = await createSharedSession(pool);
     await enqueueTask(pool, { sessionId: session, kind: 'work', input: {}, maxRescues: 3 });
     const t = (await claimTask(frozen))!;
@@ -271,23 +277,30 @@ describe('PostgreSQL control plane', { skip }, () => {
     // two statements leaves on the server.
     const held = await frozenPool.connect();
     held.on('error', () => {}); // the server ends this connection: that is the point
-    await held.query('BEGIN');
-    await held.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [t.id]);
-    frozen.stopTimers();
-    const sweeper = await join(pool, { leaseMs: 2000, reclaimEveryMs: 100 });
-    const deadline = Date.now() + 8000;
-    let status: string | undefined;
-    while (Date.now() < deadline) {
-      status = (await pool.query<{ status: string }>('SELECT status FROM members WHERE id = $1', [frozen.id])).rows[0]?.status;
-      if (status === 'dead') break;
-      await sleep(100);
+    // The sweeper's lease is the longest there is: on a loaded machine a shorter one fences the
+    // sweeper itself (half a lease of event-loop lag), and then nobody sweeps.
+    let sweeper: ControlPlaneMember | undefined;
+    try {
+      await held.query('BEGIN');
+      await held.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [t.id]);
+      frozen.stopTimers();
+      sweeper = await join(pool, { leaseMs: 8000, reclaimEveryMs: 100 });
+      const deadline = Date.now() + 20_000;
+      let status: string | undefined;
+      while (Date.now() < deadline) {
+        status = (await pool.query<{ status: string }>('SELECT status FROM members WHERE id = $1', [frozen.id])).rows[0]?.status;
+        if (status === 'dead') break;
+        await sleep(100);
+      }
+      assert.equal(status, 'dead', `the sweep reclaimed the frozen member although it held a row lock (sweeper fenced: ${sweeper.fenced})`);
+      const task = (await pool.query<{ status: string; rescues: number }>('SELECT status, rescues FROM tasks WHERE id = $1', [t.id])).rows[0]!;
+      assert.deepEqual([task.status, task.rescues], ['queued', 1], 'its task went back to the queue');
+      await assert.rejects(held.query('SELECT 1'), 'the server ended the idle transaction and its connection');
+    } finally {
+      // Released whatever happened above: a held client would keep its pool from ever ending.
+      held.release(true);
+      sweeper?.stopTimers();
     }
-    assert.equal(status, 'dead', 'the sweep reclaimed the frozen member although it held a row lock');
-    const task = (await pool.query<{ status: string; rescues: number }>('SELECT status, rescues FROM tasks WHERE id = $1', [t.id])).rows[0]!;
-    assert.deepEqual([task.status, task.rescues], ['queued', 1], 'its task went back to the queue');
-    await assert.rejects(held.query('SELECT 1'), 'the server ended the idle transaction and its connection');
-    held.release(true);
-    sweeper.stopTimers();
   });
 
   it('a task that loses its runner every time fails after max_rescues, with the reason', async () => {
@@ -414,5 +427,31 @@ describe('PostgreSQL control plane', { skip }, () => {
     await join(pool, { reclaimEveryMs: 20, archiveEveryMs: 20, archiveAfterMs: 0 });
     for (let i = 0; i < 200 && (await count('SELECT count(*)::int AS n FROM runtime_events WHERE session_id = $1', [later.id])) > 0; i++) await sleep(25);
     assert.equal(await count('SELECT count(*)::int AS n FROM runtime_events WHERE session_id = $1', [later.id]), 0, 'the sweep archived the ended session');
+  });
+
+  it('stopTimers stops a member\'s heartbeat even when a renewal is in flight: nothing runs on its pool afterwards', async () => {
+    const { url, pool } = await freshPlane();
+    const own = await openPool(url);
+    // The blocker sits in its transaction on purpose: no idle-in-transaction limit for it.
+    const patient = await openPool(url, { idleInTransactionMs: 0 });
+    pools.push(patient);
+    const errors: unknown[] = [];
+    const m = await join(own, { leaseMs: 8000, onError: (e) => errors.push(e) }); // a renewal every 1333 ms
+    // Hold the member's row, so its next scheduled renewal waits on the lock: in flight.
+    const blocker = await patient.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT id FROM members WHERE id = $1 FOR UPDATE', [m.id]);
+      const waiting = async () => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE members SET heartbeat_at%'")).rows[0]!.n;
+      for (let i = 0; i < 100 && (await waiting()) === 0; i++) await sleep(50);
+      assert.equal(await waiting(), 1, 'a renewal waits on the held row');
+      m.stopTimers();
+      await blocker.query('COMMIT');
+    } finally {
+      blocker.release();
+    }
+    await own.end(); // waits for the renewal in flight, which must not schedule another
+    await sleep(2000);
+    assert.deepEqual(errors.map((e) => (e as Error).message), [], 'no renewal ran after stopTimers');
   });
 });
