@@ -59,7 +59,8 @@ describe('operator commands across members on the control plane', { skip, timeou
     url = await cluster.createDatabase('cp_approvals');
   });
   after(async () => {
-    for (const p of pools) await p.end().catch(() => undefined);
+    // Bounded, then the cluster goes: a failed test must be reported, not leave this waiting.
+    for (const p of pools) await Promise.race([p.end().catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
     await cluster?.stop();
     for (const d of dirs) d.remove();
     removeTempCores();
