@@ -113,28 +113,38 @@ export function controlPlaneDecidedBy(): string {
   return `supervisor approvals on ${hostname()} (pid ${process.pid})`;
 }
 
+/** With --store and no --await-approval: how long a prompt waits for an operator on any member. */
+export const DEFAULT_STORE_APPROVAL_WAIT_MS = 10 * 60_000;
+
+/** Why a run on the control plane must stop: an operator cancelled it there, or it lost its place (fenced, or the server gone). */
+export interface ControlPlaneStop {
+  kind: 'cancelled' | 'lost';
+  /** Who cancelled it, or what was lost. */
+  why: string;
+}
+
 /** A run's membership of the control plane: its approver, and how it leaves. */
 export interface RunMembership {
   readonly approver: Approver;
   readonly memberId: string;
   /**
-   * Registers the run's session there (operators on any member list it) and calls `onCancel` when
-   * one of them cancels it (supervisor cancel --store). Returns its control-plane id.
+   * Registers the run's session there (operators on any member list it) and watches for its
+   * cancel (supervisor cancel --store), which arrives through `onStop`. Returns its control-plane id.
    */
-  attach(sessionId: string, principal: string, onCancel: (by: string) => void): Promise<string>;
+  attach(sessionId: string, principal: string): Promise<string>;
   /** Ends the run's control-plane sessions with its status, stops listening and leaves. */
   leave(status: string): Promise<void>;
 }
 
 /**
- * Joins the control plane for one run: a member with a heartbeat (it fences itself, calling
- * `onFenced`, when it cannot renew in time), a listener for answers, and an approver whose
- * requests any member may answer for `waitMs` (a request the control plane cannot carry also
- * calls `onFenced`: the run cannot be answered any more).
+ * Joins the control plane for one run: a member with a heartbeat, a listener for answers and
+ * cancels, and an approver whose requests any member may answer for `waitMs`. `onStop` is called
+ * once: the member fenced itself (it could not renew in time), a request could not be carried
+ * (the run cannot be answered any more), or an operator cancelled the attached session.
  */
 export async function joinForRun(
   url: string,
-  o: { waitMs: number; coreDir: string; onPending: (id: string, r: ApprovalRequest) => void; onFenced: (why: string) => void },
+  o: { waitMs: number; coreDir: string; onPending: (id: string, r: ApprovalRequest) => void; onStop: (stop: ControlPlaneStop) => void },
 ): Promise<RunMembership> {
   const cp = await import('../control-plane/index.js');
   const { ControlPlaneApprover } = await import('../policy/control-plane-approver.js');
@@ -146,7 +156,8 @@ export async function joinForRun(
   };
   try {
     await controlPlane(() => cp.migrateControlPlane(pool));
-    const member = await controlPlane(() => cp.ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: o.onFenced }));
+    const lost = (why: string): void => o.onStop({ kind: 'lost', why });
+    const member = await controlPlane(() => cp.ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: lost }));
     opened.push(() => member.leave('the run ended'));
     const listener = new cp.ControlPlaneListener(url);
     await controlPlane(async () => {
@@ -157,13 +168,13 @@ export async function joinForRun(
       }
     });
     opened.push(() => listener.close());
-    const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: o.onFenced });
+    const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: lost });
     return {
       approver,
       memberId: member.id,
-      async attach(sessionId, principal, onCancel) {
+      async attach(sessionId, principal) {
         const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
-        listener.watchCancel(lease.id, onCancel);
+        listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));
         return lease.id;
       },
       async leave(status) {

@@ -13,10 +13,7 @@ import { ProviderError } from '../turns/providers/errors.js';
 import { openCoreSession, type CoreSession, type CoreSessionOptions } from './core-session.js';
 import { parseFlags } from './flags.js';
 import { installShutdown } from './shutdown.js';
-import { joinForRun, storeUrlOf } from './control-plane-cli.js';
-
-/** With --store and no --await-approval: how long a prompt waits for an operator on any member. */
-const DEFAULT_STORE_APPROVAL_WAIT_MS = 10 * 60_000;
+import { DEFAULT_STORE_APPROVAL_WAIT_MS, joinForRun, storeUrlOf, type ControlPlaneStop } from './control-plane-cli.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseDuration, UsageError } from './usage.js';
 import { viewPrinter } from './view-printer.js';
@@ -99,16 +96,23 @@ export async function runRun(argv: string[]): Promise<number> {
     json
       ? early({ type: 'approval_pending', id, tool: r.toolName })
       : void cliIo().stderr.write(`waiting for approval of ${displayText(r.toolName)} (${id}): answer with  supervisor approvals approve ${id}${where}  or  deny ${id}${where}\n`);
-  // With a control plane, the run is a member and any member's operator answers its prompts; a
-  // member that cannot renew its lease cancels the run (its trees end with it).
+  // Ctrl-C, and with a control plane a cancel from any member or the control plane lost: the run stops.
+  const controller = new AbortController();
+  const stopped: { by: ControlPlaneStop | null } = { by: null };
+  const stopFromControlPlane = (stop: ControlPlaneStop): void => {
+    if (stopped.by !== null) return;
+    stopped.by = stop;
+    cliIo().stderr.write(`supervisor run: ${stop.kind === 'cancelled' ? `cancelled from the control plane by ${displayText(stop.why)}` : `this run lost the control plane (${displayText(stop.why)}); stopping it`}\n`);
+    controller.abort();
+  };
+  // With a control plane, the run is a member and any member's operator answers its prompts.
   const storeUrl = storeUrlOf(f.value.get('store'));
-  let fenced = (_why: string): void => undefined;
   const membership = storeUrl
     ? await joinForRun(storeUrl, {
         waitMs: awaitApproval !== undefined ? parseDuration('--await-approval', awaitApproval) : DEFAULT_STORE_APPROVAL_WAIT_MS,
         coreDir: resolve(coreDir),
         onPending: (id, r) => onPendingApproval(id, r, ' --store …'),
-        onFenced: (why) => fenced(why),
+        onStop: stopFromControlPlane,
       })
     : null;
   const sessionOptions: CoreSessionOptions = {
@@ -128,8 +132,6 @@ export async function runRun(argv: string[]): Promise<number> {
     onNotice: (text) => (json ? early({ type: 'notice', message: text }) : void cliIo().stderr.write(`notice: ${displayText(text)}\n`)),
   };
   let s: CoreSession;
-  let cancelledBy: string | null = null;
-  let cancel = (): void => undefined;
   try {
     s = await openCoreSession(sessionOptions, 'run');
   } catch (err) {
@@ -138,10 +140,7 @@ export async function runRun(argv: string[]): Promise<number> {
   }
   try {
     // Listed on the control plane from the start, and cancellable from any member.
-    await membership?.attach(s.id, s.principal, (by) => {
-      cancelledBy = by;
-      cancel();
-    });
+    await membership?.attach(s.id, s.principal);
   } catch (err) {
     await s.close('failed');
     await membership?.leave('failed');
@@ -166,20 +165,7 @@ export async function runRun(argv: string[]): Promise<number> {
   // Every secret the session resolves (the provider key, each binding's value once resolved) is
   // removed from what this command prints, as from the store; the set is re-read as it grows.
   const out = viewPrinter(secrets);
-  const controller = new AbortController();
   const shutdown = installShutdown(s.supervisor, () => controller.abort());
-  cancel = () => {
-    cliIo().stderr.write(`supervisor run: cancelled from the control plane by ${displayText(cancelledBy ?? 'an operator')}\n`);
-    controller.abort();
-  };
-  if (cancelledBy !== null) cancel();
-  let lostControlPlane: string | null = null;
-  fenced = (why) => {
-    if (lostControlPlane !== null) return;
-    lostControlPlane = why;
-    cliIo().stderr.write(`supervisor run: this run lost the control plane (${displayText(why)}); stopping it\n`);
-    controller.abort();
-  };
   const line = (e: Record<string, unknown>): void => out.json(e);
   // Streamed text is shown as it arrives; the model turn's event then only ends the line.
   let streaming = 0;
@@ -211,7 +197,8 @@ export async function runRun(argv: string[]): Promise<number> {
       onEvent,
     });
     const outcome = result.outcome;
-    status = lostControlPlane !== null ? 'failed' : outcome === 'completed' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+    const lost = stopped.by?.kind === 'lost';
+    status = lost ? 'failed' : outcome === 'completed' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
     const effects = result.effects;
     if (json) {
       line({
@@ -230,7 +217,7 @@ export async function runRun(argv: string[]): Promise<number> {
         `\n${outcome}${result.reason && outcome !== 'completed' ? ` (${result.reason})` : ''} after ${result.turns} user turn(s), ${result.iterations} model turn(s): ${effects.ok} tool call(s) ran, ${effects.failed} refused or failed · audit: supervisor audit verify --session ${s.id}\n`,
       );
     }
-    if (lostControlPlane !== null) return 3;
+    if (lost) return 3;
     if (outcome === 'cancelled') return 130;
     if (outcome === 'failed') {
       cliIo().stderr.write(`supervisor run: runtime ${target.name} failed: ${result.reason ?? 'unknown'}\n`);
