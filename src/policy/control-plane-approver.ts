@@ -11,9 +11,9 @@ import {
   type ControlPlaneMember,
   type Lease,
 } from '../control-plane/index.js';
-import { PENDING_SUMMARY_MAX } from '../store/index.js';
 import { approvalDecision, type ApprovalDecision } from './approval-decision.js';
 import type { ApprovalRequest, Approver } from './approval-broker.js';
+import { awaitAnswer, shownRequest, unshowable } from './pending-request.js';
 
 export interface ControlPlaneApproverOptions {
   member: ControlPlaneMember;
@@ -41,10 +41,8 @@ export class ControlPlaneApprover implements Approver {
   }
 
   async decide(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
-    // The operator approves what they are shown: an action too long to show whole is not asked.
-    if (request.actionSummary.length > PENDING_SUMMARY_MAX) {
-      return approvalDecision(false, 'non-interactive', `the action is ${request.actionSummary.length} characters, more than the ${PENDING_SUMMARY_MAX} an approval request shows in full; nobody was asked`);
-    }
+    const refused = unshowable(request);
+    if (refused) return refused;
     try {
       return await this.ask(request, signal);
     } catch (err) {
@@ -58,34 +56,25 @@ export class ControlPlaneApprover implements Approver {
 
   private async ask(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision> {
     const { member, listener } = this.o;
-    const row = await requestApproval(member, await this.sessionFor(request.sessionId, request.principalId), {
-      principal: request.principalId,
-      tool: request.toolName,
-      capability: request.capability,
-      summary: request.actionSummary,
-      // The secrets the call binds (names only) travel with the preview another member is shown.
-      preview: request.secrets && request.secrets.length > 0 ? `${request.preview.text}\nsecrets: ${request.secrets.join(', ')}` : request.preview.text,
-      ttlMs: this.o.waitMs,
-    });
+    const lease = await this.sessionFor(request.sessionId, request.principalId);
+    const row = await requestApproval(member, lease, { principal: request.principalId, ...shownRequest(request), ttlMs: this.o.waitMs });
     this.o.onPending?.(row.id, request);
-    const deadline = Date.now() + this.o.waitMs;
-    for (;;) {
-      if (signal?.aborted) {
-        await closeApproval(member.pool, row.id, 'cancelled').catch(() => undefined);
-        return approvalDecision(false, 'cancelled', 'the call was cancelled while waiting for approval');
-      }
-      const now = await getApproval(member.pool, row.id);
-      if (now?.status === 'approved' || now?.status === 'denied') {
-        const yes = now.status === 'approved';
-        const by = now.decidedBy ? ` (${now.decidedBy})` : '';
-        return approvalDecision(yes, 'operator', `${yes ? 'approved' : 'denied'} by the operator${by} (supervisor approvals ${row.id} on the control plane)${now.remember ? ', remembered for this exact action' : ''}`, now.remember);
-      }
-      if (Date.now() >= deadline || now?.status === 'expired') {
-        await closeApproval(member.pool, row.id, 'expired').catch(() => undefined);
-        return approvalDecision(false, 'timeout', `nobody answered approval request ${row.id} within ${Math.round(this.o.waitMs / 1000)} s (supervisor approvals approve ${row.id} --store …)`);
-      }
-      await listener.waitForChange(row.id, deadline - Date.now(), signal);
-    }
+    let decidedBy: string | null = null;
+    return awaitAnswer({
+      id: row.id,
+      waitMs: this.o.waitMs,
+      ...(signal ? { signal } : {}),
+      read: async () => {
+        const now = await getApproval(member.pool, row.id);
+        decidedBy = now?.decidedBy ?? null;
+        return now;
+      },
+      close: (status) => closeApproval(member.pool, row.id, status).catch(() => undefined),
+      // The listener wakes it on the answer's NOTIFY, a reconnect or its poll.
+      pause: (ms, s) => listener.waitForChange(row.id, ms, s),
+      answeredVia: () => `${decidedBy ? ` (${decidedBy})` : ''} (supervisor approvals ${row.id} on the control plane)`,
+      howToAnswer: `supervisor approvals approve ${row.id} --store …`,
+    });
   }
 
   /**
