@@ -44,6 +44,21 @@ async function pendingIds(url: string): Promise<string[]> {
   return (JSON.parse(r.stdout) as { pending: { id: string }[] }).pending.map((p) => p.id);
 }
 
+/** `supervisor run` as another machine would start it: its output collected, its exit awaited. */
+function startRun(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const seen = { out: '', err: '' };
+  child.stdout.on('data', (b: Buffer) => (seen.out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (seen.err += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  /** Ends the run if a failed test left it going, and waits for it. */
+  const reap = async (): Promise<void> => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  return { child, seen, exited, reap };
+}
+
 describe('operator commands across members on the control plane', { skip, timeout: 120_000 }, () => {
   let cluster: PgCluster;
   let url: string;
@@ -119,12 +134,7 @@ describe('operator commands across members on the control plane', { skip, timeou
       'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: 'echo first-ran' } }] }, { tools: [{ name: 'terminal', arguments: { command: 'echo second-ran' } }] }, { text: 'done' }),
     });
     const hostA = dir('cp-host-a-');
-    const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', url, '--await-approval', '90', '--state-dir', hostA], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    run.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    run.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+    const run = startRun([core, '--json', '--store', url, '--await-approval', '90', '--state-dir', hostA]);
     try {
       const first = await waitForAsync('the first request on the control plane', async () => (await pendingIds(url))[0], 30_000);
       const yes = await runMain('approvals', 'approve', first, '--store', url);
@@ -141,12 +151,11 @@ describe('operator commands across members on the control plane', { skip, timeou
       const killed = await pool.query<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [LISTENER_APPLICATION_NAME]);
       assert.equal(killed.rows[0]!.n, 1, 'the run\'s listening connection was ended');
       assert.equal((await runMain('approvals', 'approve', second, '--store', url)).status, 0);
-      assert.equal(await exited, 0, err);
+      assert.equal(await run.exited, 0, run.seen.err);
     } finally {
-      if (run.exitCode === null) run.kill('SIGKILL');
-      await exited;
+      await run.reap();
     }
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    const lines = run.seen.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
     const results = lines.filter((l) => l.type === 'tool_result');
     assert.equal(results.length, 2);
     for (const r of results) {
@@ -167,25 +176,21 @@ describe('operator commands across members on the control plane', { skip, timeou
       'agent.yaml': 'name: sleeper\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
       'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: marker, timeout: 60 } }] }, { text: 'done' }),
     });
-    const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', url, '--approve', 'terminal', '--state-dir', dir('cp-sleeper-')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    run.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    run.stdout.resume();
-    const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+    const run = startRun([core, '--json', '--store', url, '--approve', 'terminal', '--state-dir', dir('cp-sleeper-')]);
     try {
       await waitFor('the sleep to start', () => pidsWithCmdline(marker).length > 0, 30_000);
       const listed = await runMain('sessions', '--store', url, '--json');
       assert.equal(listed.status, 0, listed.stderr);
       const rows = (JSON.parse(listed.stdout) as { sessions: { id: string; status: string; pid: number; host: string; created: { core: string } }[] }).sessions;
-      const mine = rows.find((r) => r.status === 'running' && r.pid === run.pid);
-      assert.ok(mine, `the run (pid ${run.pid}) is listed: ${listed.stdout}`);
+      const mine = rows.find((r) => r.status === 'running' && r.pid === run.child.pid);
+      assert.ok(mine, `the run (pid ${run.child.pid}) is listed: ${listed.stdout}`);
       assert.equal(mine.created.core, core);
 
       const cancelled = await runMain('cancel', mine.id, '--store', url, '--wait', '20', '--json');
       assert.equal(cancelled.status, 0, cancelled.stderr);
       assert.deepEqual(JSON.parse(cancelled.stdout), { id: mine.id, cancel: 'requested', status: 'ended' });
-      assert.equal(await exited, 130);
-      assert.match(err, /cancelled from the control plane by supervisor cancel on .* \(pid \d+\)/);
+      assert.equal(await run.exited, 130);
+      assert.match(run.seen.err, /cancelled from the control plane by supervisor cancel on .* \(pid \d+\)/);
       assert.deepEqual(pidsWithCmdline(marker), [], 'the run\'s tree went with it');
       const again = await runMain('cancel', mine.id, '--store', url, '--json');
       assert.deepEqual(JSON.parse(again.stdout), { id: mine.id, cancel: 'ended', status: 'ended' });
@@ -193,8 +198,7 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.equal(missing.status, 2);
       assert.match(missing.stderr, /no session se_nope@x of yours on the control plane/);
     } finally {
-      if (run.exitCode === null) run.kill('SIGKILL');
-      await exited;
+      await run.reap();
     }
   });
 
@@ -208,26 +212,20 @@ describe('operator commands across members on the control plane', { skip, timeou
         'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: 'echo must-not-run' } }] }, { text: 'done' }),
       });
       const hostA = dir('cp-gone-');
-      const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', ownUrl, '--await-approval', '90', '--state-dir', hostA], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      run.stdout.on('data', (b: Buffer) => (out += b.toString()));
-      run.stderr.on('data', (b: Buffer) => (err += b.toString()));
-      const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+      const run = startRun([core, '--json', '--store', ownUrl, '--await-approval', '90', '--state-dir', hostA]);
       try {
         await waitForAsync('the request on the control plane', async () => (await pendingIds(ownUrl))[0], 30_000);
         await own.stop();
         stopped = true;
-        const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 30_000))]);
-        assert.notEqual(code, 'hung', `the run did not end after its control plane went away: ${err}`);
+        const code = await Promise.race([run.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 30_000))]);
+        assert.notEqual(code, 'hung', `the run did not end after its control plane went away: ${run.seen.err}`);
         assert.equal(code, 3, 'a control plane gone is a failed dependency (exit 3)');
       } finally {
-        if (run.exitCode === null) run.kill('SIGKILL');
-        await exited;
+        await run.reap();
       }
-      assert.doesNotMatch(err, /\n\s+at |internal error/, 'no stack, no internal error');
-      assert.match(err, /supervisor run: this run lost the control plane \(the control plane could not carry an approval request \(connect ECONNREFUSED/);
-      const results = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.type === 'tool_result');
+      assert.doesNotMatch(run.seen.err, /\n\s+at |internal error/, 'no stack, no internal error');
+      assert.match(run.seen.err, /supervisor run: this run lost the control plane \(the control plane could not carry an approval request \(connect ECONNREFUSED/);
+      const results = run.seen.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.type === 'tool_result');
       assert.deepEqual(results.map((r) => [r.ok, r.code]), [[false, 'APPROVAL_DENIED']], 'nothing was approved, so nothing ran');
       const sessions = await runMain('sessions', '--state-dir', hostA, '--json');
       assert.equal(sessions.status, 0, sessions.stderr);
