@@ -5,7 +5,7 @@ import type { HistoryItem, ModelProvider } from '../turns/model-provider.js';
 import { ProviderError } from '../turns/providers/errors.js';
 import { ScriptedProvider } from '../turns/scripted-provider.js';
 import { runTurn, type TurnResult } from '../turns/turn-engine.js';
-import { costMeter, type CostMeter } from '../turns/cost-meter.js';
+import { costMeter, costUnmetered, type CostMeter } from '../turns/cost-meter.js';
 import type { ResolvedEffectCatalog } from '../catalog/index.js';
 import { boundOf } from './effect-bound.js';
 import { RuntimeSetupError, type AgentRuntime, type EffectBound, type PreparedRun, type RuntimeRunOptions, type RuntimeRunResult, type RuntimeSession } from './runtime-types.js';
@@ -56,7 +56,7 @@ export const localRuntime: AgentRuntime = {
  */
 function refuseUnmeteredCost(s: RuntimeSession): void {
   const model = s.core.agent.model;
-  if (s.core.agent.limits.max_cost_usd === undefined || !model || model.provider === 'scripted' || model.pricing) return;
+  if (!model || !costUnmetered(s.core.agent.limits.max_cost_usd, model.provider === 'scripted', model.pricing)) return;
   throw new RuntimeSetupError(
     'COST_UNMETERED',
     `agent.yaml limits.max_cost_usd is set, but model.pricing is not: the supervisor meters cost from the tokens the ${model.provider} provider reports and needs their prices. Add model.pricing: { input_usd_per_mtok: N, output_usd_per_mtok: N } (US dollars per million tokens) or remove the limit`,

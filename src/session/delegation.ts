@@ -17,9 +17,9 @@ import { CleanupStack, type ProcessSupervisor } from '../process/index.js';
 import { ApprovalBroker, ApprovalRules, CapabilitySnapshot, intersectGrants, parseCapability, RuleApprover, type ApprovalRequest, type Approver } from '../policy/index.js';
 import type { SecretStore } from '../secrets/index.js';
 import { appendEvent, chainHead, type Database, type SessionStore, type TaskRecord } from '../store/index.js';
-import { RuntimeTaskWorker, type AgentTaskEnd } from '../tasks/index.js';
+import { RuntimeTaskWorker, type InProcessTaskEnd } from '../tasks/index.js';
 import { createRemoteProvider, runTurn, ScriptedProvider, type ModelProvider, type TurnEvent } from '../turns/index.js';
-import { costMeter } from '../turns/cost-meter.js';
+import { costMeter, costUnmetered } from '../turns/cost-meter.js';
 import { mcpSecretResolver } from './secret-policy.js';
 
 /** What a child gets when neither its definition nor its parent's remainder says less. */
@@ -264,7 +264,7 @@ export class SessionDelegator implements Delegator {
     let result: DelegationResult | null = null;
     let started: { task: TaskRecord; ended: Promise<TaskRecord> };
     try {
-      started = this.ctx.tasks.startAgent(
+      started = this.ctx.tasks.startInProcess(
         { principal: this.ctx.principal },
         { sessionId: this.ctx.sessionId, sourceTool: 'delegate_task', summary: this.redacted(`${def.name}: ${req.task}`), metadata, maxRunningInSession: this.ctx.core.agent.limits.max_background_tasks },
         async (task, taskSignal) => {
@@ -304,7 +304,7 @@ export class SessionDelegator implements Delegator {
     granted: BudgetLimits,
     metadata: Record<string, unknown>,
     signal: AbortSignal,
-  ): Promise<{ end: AgentTaskEnd; outcome: DelegationResult }> {
+  ): Promise<{ end: InProcessTaskEnd; outcome: DelegationResult }> {
     const { ctx } = this;
     const scoped = { principal: ctx.principal };
     const child = ctx.sessions.createSession(scoped, { coreDir: ctx.core.dir, coreRevision: ctx.core.revision, runtime: 'local', owner: ctx.supervisor.owner });
@@ -361,7 +361,7 @@ export class SessionDelegator implements Delegator {
         // The child's prices: its own script's, or the parent's model's it borrows. A reserved cost
         // that cannot be metered (a remote model without prices) is refused before any request.
         const pricing = def.modelScript ? def.model?.pricing : parentModel?.pricing;
-        if (granted.costUsd !== null && !def.modelScript && !pricing) {
+        if (costUnmetered(granted.costUsd, Boolean(def.modelScript), pricing)) {
           throw new Error(`the child's cost share (${granted.costUsd} USD of limits.max_cost_usd) cannot be metered: agent.yaml's model has no pricing; add model.pricing to agent.yaml`);
         }
         const provider: ModelProvider = def.modelScript ? new ScriptedProvider(def.modelScript as never) : await createRemoteProvider(parentModel as never, { secrets: ctx.secrets });

@@ -1,1 +1,1 @@
-export { RuntimeTaskWorker, TaskLimitError, type AgentTaskEnd, type AgentTaskSpec, type TerminalTaskSpec, type TaskWorkerOptions } from './task-worker.js';
+export { RuntimeTaskWorker, TaskLimitError, type InProcessTaskEnd, type InProcessTaskSpec, type TerminalTaskSpec, type TaskWorkerOptions } from './task-worker.js';

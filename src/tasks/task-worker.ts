@@ -39,8 +39,12 @@ export class TaskLimitError extends Error {
   }
 }
 
-/** An agent.spawn task: a delegated child session run by `body` under the task's signal. */
-export interface AgentTaskSpec {
+/**
+ * A task whose work runs inside the supervisor, by `body` under the task's signal: a delegated
+ * child session (agent.spawn) or an evolve run (evolver.run). Its processes, if any, are trees the
+ * body starts and ends itself.
+ */
+export interface InProcessTaskSpec {
   /** The task's kind: agent.spawn (a child agent) unless said (evolver.run: an evolve run). */
   kind?: 'agent.spawn' | 'evolver.run';
   sessionId: string;
@@ -52,8 +56,8 @@ export interface AgentTaskSpec {
   maxRunningInSession?: number;
 }
 
-/** How the child ended; `metadata` replaces the task's metadata (evidence, budget used). */
-export interface AgentTaskEnd {
+/** How the work ended; `metadata` replaces the task's metadata (a child's evidence and budget used, an evolve run). */
+export interface InProcessTaskEnd {
   status: 'completed' | 'failed' | 'cancelled';
   reason: string;
   logTail: string;
@@ -201,12 +205,12 @@ export class RuntimeTaskWorker {
   }
 
   /**
-   * Starts an agent.spawn task: the row (running, with its metadata) first, then `body` under the
+   * Starts an in-process task (agent.spawn, evolver.run): the row (running, with its metadata) first, then `body` under the
    * task's signal, which cancel, an operator's cancel request and close() abort. `body` must end
    * everything the child owns before it resolves: the row is finished only after it has, so a task
    * never completes while its descendants live. Returns the row and its end.
    */
-  startAgent(scope: PrincipalScope, spec: AgentTaskSpec, body: (task: TaskRecord, signal: AbortSignal) => Promise<AgentTaskEnd>): { task: TaskRecord; ended: Promise<TaskRecord> } {
+  startInProcess(scope: PrincipalScope, spec: InProcessTaskSpec, body: (task: TaskRecord, signal: AbortSignal) => Promise<InProcessTaskEnd>): { task: TaskRecord; ended: Promise<TaskRecord> } {
     if (this.closed) throw new Error('the task worker is closed; start a new session');
     const cap = spec.maxRunningInSession;
     const held = this.held.get(spec.sessionId) ?? 0;
@@ -215,7 +219,7 @@ export class RuntimeTaskWorker {
     this.held.set(spec.sessionId, held + 1);
     this.store.setDelegation(task.id, null, spec.metadata);
     const controller = new AbortController();
-    const finish = (end: AgentTaskEnd): TaskRecord => {
+    const finish = (end: InProcessTaskEnd): TaskRecord => {
       this.agents.delete(task.id);
       this.release(spec.sessionId);
       const status = end.status === 'cancelled' && this.closed ? 'interrupted' : end.status;

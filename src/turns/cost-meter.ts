@@ -26,3 +26,12 @@ export function priceOf(pricing: ModelPricing | undefined, usage: ModelUsage): n
 export function costMeter(pricing: ModelPricing | undefined, pool: { left(): number; spend(usd: number): void }): CostMeter {
   return { price: (u) => priceOf(pricing, u), left: () => pool.left(), spend: (usd) => pool.spend(usd) };
 }
+
+/**
+ * Whether a cost limit cannot be kept: there is one, the model is remote (an offline script spends
+ * nothing), and nobody gave its prices (providers report tokens, not dollars). Such a limit is
+ * refused before any request, for the root session and for a child's share alike.
+ */
+export function costUnmetered(limitUsd: number | null | undefined, offline: boolean, pricing: ModelPricing | undefined): boolean {
+  return limitUsd !== null && limitUsd !== undefined && !offline && !pricing;
+}

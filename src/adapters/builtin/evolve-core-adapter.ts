@@ -176,7 +176,7 @@ function childEditor(env: InvokeEnv, agent: string, task: string): Editor {
 async function start(env: InvokeEnv, by: { edits: readonly Edit[] } | { editor: Editor }) {
   const tasks = worker(env);
   const what = 'editor' in by ? by.editor.describe : `${by.edits.length} edit(s)`;
-  const { task, ended } = tasks.startAgent(
+  const { task, ended } = tasks.startInProcess(
     env.owner,
     { kind: 'evolver.run', sessionId: env.owner.sessionId, sourceTool: 'evolve_core', summary: `evolve ${env.core.dir}: ${what}`, metadata: 'editor' in by ? { editor: by.editor.describe } : { edits: by.edits.map((e) => e.path) } },
     async (t) => {
