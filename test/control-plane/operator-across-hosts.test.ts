@@ -254,6 +254,9 @@ describe('operator commands across members on the control plane', { skip, timeou
       const fromEnv = await runMain('approvals');
       assert.equal(fromEnv.status, 2);
       assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
+      // A command that does not take --store says that the variable does not reach it.
+      const local = await runMain('tasks', '--state-dir', state);
+      assert.match(local.stderr, /^supervisor tasks: note: SUPERVISOR_STORE_URL is set, but tasks reads this machine's store; --store is for run, approvals, sessions and cancel\n/);
     } finally {
       process.env = env;
     }
