@@ -23,28 +23,34 @@ interface Started {
   grandchild: number | null;
 }
 
-/** Reads from `stream` until `bytes` have come (or it ends first: then what came). */
-function readBytes(stream: Duplex, bytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let got = 0;
-    const done = (): void => {
-      stream.off('data', onData);
-      stream.off('end', done);
-      stream.off('close', done);
-      stream.off('error', reject);
-      resolve(Buffer.concat(chunks));
-    };
-    const onData = (c: Buffer): void => {
-      chunks.push(c);
-      got += c.length;
-      if (got >= bytes) done();
-    };
-    stream.on('data', onData);
-    stream.once('end', done);
-    stream.once('close', done);
-    stream.once('error', reject);
+/** Collects what `stream` brings from now on; wait(n) resolves once n bytes have come (or it ended first: then with what came). */
+function inbox(stream: Duplex): { wait(bytes: number): Promise<Buffer> } {
+  const chunks: Buffer[] = [];
+  let got = 0;
+  let ended = false;
+  const waiters: Array<() => void> = [];
+  const wake = (): void => {
+    for (const w of waiters.splice(0)) w();
+  };
+  stream.on('data', (c: Buffer) => {
+    chunks.push(c);
+    got += c.length;
+    wake();
   });
+  stream.once('close', () => {
+    ended = true;
+    wake();
+  });
+  return {
+    async wait(bytes) {
+      while (got < bytes && !ended) await new Promise<void>((r) => waiters.push(r));
+      const all = Buffer.concat(chunks);
+      chunks.length = 0;
+      chunks.push(all.subarray(bytes));
+      got = all.length - Math.min(bytes, all.length);
+      return all.subarray(0, bytes);
+    },
+  };
 }
 
 describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000 }, () => {
@@ -74,7 +80,7 @@ describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000
   });
 
   /** Starts channel-echo.mjs with a channel; resolves once it printed its start line. */
-  async function echoTree(args: string[] = []): Promise<{ tree: import('../../src/process/index.js').SupervisedTree; started: Started }> {
+  async function echoTree(args: string[] = []): Promise<{ tree: import('../../src/process/index.js').SupervisedTree; started: Started; received: ReturnType<typeof inbox> }> {
     let line = '';
     let seen: (s: Started) => void;
     const started = new Promise<Started>((r) => (seen = r));
@@ -87,7 +93,9 @@ describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000
         if (line.includes('\n')) seen(JSON.parse(line.split('\n')[0]!) as Started);
       },
     });
-    return { tree, started: await started };
+    // Listening from the start, before the child has connected: its first words must still come.
+    const received = inbox(tree.channel!);
+    return { tree, received, started: await started };
   }
 
   test('the leader is the command itself, started suspended, with the channel as fd 3; it and a grandchild are in the job', async () => {
@@ -106,15 +114,15 @@ describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000
     assert.equal(platform.isSameProcess(started.grandchild, marker), false, 'the grandchild ended with the tree');
   });
 
-  test('bytes go both ways over the channel: a line, then 1 MB each way, unchanged', async () => {
-    const { tree } = await echoTree();
+  test("bytes go both ways over the channel: the child's hello, a line, then 1 MB each way, unchanged", async () => {
+    const { tree, received } = await echoTree();
     const channel = tree.channel!;
+    assert.equal((await received.wait(6)).toString(), 'hello\n', 'what the child says unprompted arrives');
     channel.write('ping\n');
-    assert.equal((await readBytes(channel, 5)).toString(), 'ping\n');
+    assert.equal((await received.wait(5)).toString(), 'ping\n');
     const big = randomBytes(1 << 20);
-    const back = readBytes(channel, big.length);
     channel.write(big);
-    const got = await back;
+    const got = await received.wait(big.length);
     assert.equal(got.length, big.length);
     assert.ok(got.equals(big), 'the megabyte came back unchanged');
     // The supervisor's end is the child's EOF: the echo ends and so does the child.
@@ -124,10 +132,10 @@ describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000
   });
 
   test('what the child wrote before it exited is read, then the channel closes', async () => {
-    const { tree } = await echoTree(['bye']);
+    const { tree, received } = await echoTree(['bye']);
     const channel = tree.channel!;
     const closed = new Promise<void>((r) => channel.once('close', () => r()));
-    const got = await readBytes(channel, 3);
+    const got = await received.wait(3);
     assert.equal(got.toString(), 'bye');
     await closed;
     const out = await tree.done;
@@ -164,4 +172,45 @@ describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000
     for (const c of [listener, forger, child]) c.socket.destroy();
     channel.destroy();
   });
+
+  test('the real authored tool host, started this way under the permission model, says hello and answers a call', async () => {
+    const { HostTree } = await import('../../src/adapters/authored/host-tree.js');
+    const { hostArgs } = await import('../../src/adapters/authored/host-launch.js');
+    const { DEFAULT_TOOL_HOST_CONFIG } = await import('../../src/adapters/authored/host-config.js');
+    const toolDir = fileURLToPath(new URL('../../../test/fixtures/tools/agent/tools/sandboxed/', import.meta.url));
+    const entryPath = join(toolDir, 'index.mjs');
+    const config = { ...DEFAULT_TOOL_HOST_CONFIG };
+    const spec = { toolName: 'sandboxed', toolDir, entryPath, entrySha256: '', readPaths: [], workspace: dir, tier: 'process' as const, network: true };
+    const messages: unknown[] = [];
+    let ready: () => void;
+    let failed: (e: Error) => void;
+    const helloSeen = new Promise<void>((r, j) => ((ready = r), (failed = j)));
+    let answer: (m: unknown) => void;
+    const answered = new Promise<unknown>((r) => (answer = r));
+    const host = new HostTree(sup, { command: process.execPath, args: hostArgs(spec, config), cwd: toolDir, env: { ...process.env } as Record<string, string> }, config, 'the tool host', {
+      onReady: () => ready(),
+      onMessage: (m) => {
+        messages.push(m);
+        if (m.type === 'result' || m.type === 'error') answer(m);
+      },
+      onEnd: (err) => {
+        failed(new Error(`the host ended before its hello: ${String(err?.message)}`));
+      },
+    });
+    try {
+      await helloSeen.catch(async (e: Error) => {
+        const out = await host.tree.stop();
+        assert.fail(`${e.message}; exit ${String(out.exitCode)}; stderr: ${out.stderr.tail}`);
+      });
+      assert.equal(platform.treeStartPath(host.tree.spawnId), 'suspended');
+      host.send({ type: 'call', id: 'c1', tool: { name: 'sandboxed', entryPath, capabilities: [], dispatchCapability: 'tool.sandboxed' }, input: {}, secrets: {}, deadlineMs: 20_000 });
+      const reply = (await answered) as { type: string; value?: { pid: number } };
+      assert.equal(reply.type, 'result', JSON.stringify(messages));
+      assert.equal(reply.value!.pid, host.tree.pid, 'the tool ran in the host the supervisor started, with no launcher in between');
+    } finally {
+      host.close();
+      await host.tree.stop();
+    }
+  });
 });
+

@@ -164,6 +164,9 @@ class HolderStream extends Duplex {
     });
     socket.on('end', () => this.push(null));
     socket.on('error', (err) => this.destroy(err));
+    // acceptTokenHolder paused it, and a _read() that came before it was attached asked for nothing:
+    // flow now, until push() says the buffer is full.
+    socket.resume();
     for (const go of this.waiting.splice(0)) go();
   }
 
