@@ -1,13 +1,13 @@
 // Windows: one Job Object per tree with KILL_ON_JOB_CLOSE and no breakaway, entered before the tree
-// runs. A tree whose only stdio is stdin (NUL, inherited, or a pipe the supervisor writes) and two
-// output pipes is started as itself: CreateProcessW suspended, AssignProcessToJobObject,
-// ResumeThread (decisions 85, 107); a .bat or .cmd the same way as cmd.exe with a command line
-// quoted by cmd's rules (decision 108). Trees with IPC or a data channel (authored tool hosts), and
-// every tree when the suspended start is not available here, get the launcher: a small Node program
-// that waits on its IPC channel until the supervisor has assigned it to the job and said "go" (a
-// channel is a C-runtime file descriptor Node hands over in lpReserved2, which the suspended start
-// does not fill: decision 109). Only the supervisor holds the job handle: if it dies, the kernel
-// closes the handle and kills the tree.
+// runs. A tree's leader is started as itself: CreateProcessW suspended, AssignProcessToJobObject,
+// ResumeThread (decisions 85, 107), with stdin NUL, inherited or a pipe the supervisor writes, two
+// output pipes, and for a tree with a data channel (authored tool hosts) a duplex pipe as its fd 3
+// in the C runtime's inherited fd table, as Node's spawn() would pass it (decision 116); a .bat or
+// .cmd the same way as cmd.exe with a command line quoted by cmd's rules (decision 108). The
+// launcher, a small Node program that waits on its IPC channel until the supervisor has assigned it
+// to the job and said "go", remains the fallback: SUPERVISOR_SPAWN=node, a Windows without the
+// attribute list, a command that is no .exe/.com/.bat/.cmd (decision 109). Only the supervisor
+// holds the job handle: if it dies, the kernel closes the handle and kills the tree.
 // Start marker: the creation time (GetProcessTimes, 100 ns ticks since 1601, absolute across boots).
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +38,7 @@ const STARTABLE = /\.(exe|com|bat|cmd)$/i;
 
 /** Trees that keep the launcher on a machine that starts the others suspended, and why (doctor, decision 109). */
 export const LAUNCHER_TREES =
-  'trees with an IPC or data channel (authored tool hosts, the thread-tier probe) use the Node launcher, which waits in the job for "go": the channel is a C-runtime file descriptor (fd 3) that Node hands over through CreateProcess\'s lpReserved2, which a suspended start does not fill';
+  'only a command that is no .exe, .com, .bat or .cmd uses the Node launcher, which waits in the job for "go"; SUPERVISOR_SPAWN=node sends every tree there';
 
 interface JobState {
   job: bigint;
