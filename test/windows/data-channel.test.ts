@@ -2,10 +2,12 @@
 // suspended on Windows (issue 22, decision 116), here under Wine: the channel is a duplex named
 // pipe the supervisor serves behind a token, its child end handed over as fd 3 in the C runtime's
 // inherited fd table (STARTUPINFO.lpReserved2), as Node's spawn() does. The tests check the start
-// path and the job, bytes both ways (1 MB included), the close when the child exits, a stranger
-// racing for the pipe, and the real tool host answering a call. Run: npm run test:windows.
+// path and the job, bytes both ways (1 MB included), the close when the child exits, the tree's
+// death with its supervisor, a stranger racing for the pipe, and the real tool host answering a
+// call. Run: npm run test:windows.
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,6 +142,31 @@ describe('Windows data channel, suspended start', { skip: SKIP, timeout: 120_000
     await closed;
     const out = await tree.done;
     assert.equal(out.exitCode, 3, out.stderr.tail);
+  });
+
+  test('when the supervisor process dies, the kernel kills a data-channel tree started suspended', async () => {
+    const ownerDir = mkdtempSync(join(tmpdir(), 'supervisor-winchan-owner-'));
+    const owner = spawn(process.execPath, [fileURLToPath(new URL('../scenarios/win-owner.js', import.meta.url)), ownerDir, 'channel'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let line = '';
+      const info = await new Promise<{ spawnId: string; launcher: number; pids: number[] }>((resolve, reject) => {
+        owner.stdout.on('data', (c) => {
+          line += c;
+          if (line.includes('\n')) resolve(JSON.parse(line.split('\n')[0]!));
+        });
+        owner.on('exit', (code) => reject(new Error(`owner exited early (${code})`)));
+      });
+      assert.equal(info.launcher, info.pids[0], 'the tree leader is the command (node-tree root), not a launcher');
+      const markers = info.pids.map((p) => ({ pid: p, marker: platform.startMarker(p)! }));
+      assert.ok(markers.every((m) => m.marker !== null), 'the whole tree ran before the owner died');
+      owner.kill();
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && markers.some((m) => platform.isSameProcess(m.pid, m.marker))) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(markers.filter((m) => platform.isSameProcess(m.pid, m.marker)).map((m) => m.pid), [], 'the tree died with its owner');
+    } finally {
+      owner.kill();
+      rmSync(ownerDir, { recursive: true, force: true });
+    }
   });
 
   test('a channel pipe serves only the connection with its token: strangers connected first read nothing and are not heard', async () => {

@@ -414,7 +414,7 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     }
   });
 
-  test('with SUPERVISOR_SPAWN=node a tree with a data channel is led by the launcher, and the channel still works', async () => {
+  test('with SUPERVISOR_SPAWN=node a tree with a data channel is led by the launcher, which hands the channel to the command', async () => {
     const before = process.env.SUPERVISOR_SPAWN;
     process.env.SUPERVISOR_SPAWN = 'node';
     const launcherPlatform = new win.Win32Platform();
@@ -434,7 +434,7 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
       const closed = new Promise<void>((r) => channel.once('close', () => r()));
       channel.end('ping');
       const [out] = await Promise.all([tree.done, closed]);
-      assert.equal(echoed, 'ping');
+      assert.equal(echoed, 'hello\nping', 'the command got the channel through the launcher (fd 4) and echoed it');
       const seen = JSON.parse(out.stdout.tail) as EchoedStart;
       assert.notEqual(seen.pid, tree.pid);
       assert.equal(seen.ppid, tree.pid, 'the launcher started the command');
