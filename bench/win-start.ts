@@ -11,6 +11,7 @@
 //   suspended-stdin   the stdin-pipe tree started suspended, stdin a token-proven named pipe (decision 107)
 //   launcher-channel  the channel tree through the launcher (Node's pipe as fd 4, after the IPC slot)
 //   suspended-channel the channel tree started suspended, fd 3 a token-proven duplex pipe in lpReserved2 (decision 116)
+//   suspended-node    control for the channel pair: node.exe -e 0 started suspended, no channel (what node.exe costs)
 // Per kind, in milliseconds:
 //   spawn      spawnTree() returning, or spawnTreeAsync() settling
 //   blocked    the longest the event loop was held during the start (a 1 ms timer's worst lateness)
@@ -48,7 +49,7 @@ function supervisorFor(path: WindowsStartPath, dir: string): { sup: ProcessSuper
   }
 }
 
-type Kind = 'launcher' | 'suspended' | 'suspended-thread' | 'launcher-stdin' | 'suspended-stdin' | 'launcher-channel' | 'suspended-channel';
+type Kind = 'launcher' | 'suspended' | 'suspended-thread' | 'launcher-stdin' | 'suspended-stdin' | 'launcher-channel' | 'suspended-channel' | 'suspended-node';
 /** The channel tree: echoes its data channel until EOF, then exits. */
 const CHANNEL_ECHO = "const s = new (require('node:net').Socket)({ fd: Number(process.env.SUPERVISOR_CHANNEL_FD), readable: true, writable: true }); s.pipe(s);";
 type Metric = 'spawn' | 'blocked' | 'lifecycle';
@@ -80,7 +81,9 @@ async function once(sup: ProcessSupervisor, kind: Kind): Promise<Record<Metric, 
       : sup.spawnTree(
           channel
             ? { command: process.execPath, args: ['-e', CHANNEL_ECHO], channel: true }
-            : stdinPipe
+            : kind === 'suspended-node'
+              ? { command: process.execPath, args: ['-e', '0'] }
+              : stdinPipe
               ? { command: cmd, args: ['/d', '/q'], stdin: 'pipe' }
               : { command: cmd, args: ['/c', 'exit', '0'] },
         );
@@ -100,7 +103,7 @@ async function once(sup: ProcessSupervisor, kind: Kind): Promise<Record<Metric, 
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'supervisor-win-start-'));
-const kinds: Kind[] = ['launcher', 'suspended', 'suspended-thread', 'launcher-stdin', 'suspended-stdin', 'launcher-channel', 'suspended-channel'];
+const kinds: Kind[] = ['launcher', 'suspended', 'suspended-thread', 'launcher-stdin', 'suspended-stdin', 'launcher-channel', 'suspended-channel', 'suspended-node'];
 const launcher = supervisorFor('launcher', dir);
 const suspended = supervisorFor('suspended', dir);
 const supOf = (k: Kind): ProcessSupervisor => (k.startsWith('launcher') ? launcher.sup : suspended.sup);
