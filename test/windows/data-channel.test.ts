@@ -25,7 +25,10 @@ interface Started {
   grandchild: number | null;
 }
 
-/** Collects what `stream` brings from now on; wait(n) resolves once n bytes have come (or it ended first: then with what came). */
+/**
+ * Collects what `stream` brings from now on; wait(n) resolves once n bytes have come (or it ended
+ * first: then with what came), and fails after 15 s naming what did come.
+ */
 function inbox(stream: Duplex): { wait(bytes: number): Promise<Buffer> } {
   const chunks: Buffer[] = [];
   let got = 0;
@@ -45,7 +48,18 @@ function inbox(stream: Duplex): { wait(bytes: number): Promise<Buffer> } {
   });
   return {
     async wait(bytes) {
-      while (got < bytes && !ended) await new Promise<void>((r) => waiters.push(r));
+      const deadline = Date.now() + 15_000;
+      while (got < bytes && !ended) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`waited 15 s for ${bytes} bytes on the channel; ${got} came`);
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            r();
+          });
+        });
+      }
       const all = Buffer.concat(chunks);
       chunks.length = 0;
       chunks.push(all.subarray(bytes));

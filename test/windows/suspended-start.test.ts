@@ -432,6 +432,8 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
       let echoed = '';
       channel.on('data', (c: Buffer) => (echoed += c.toString()));
       const closed = new Promise<void>((r) => channel.once('close', () => r()));
+      // Its hello first (the fixture ends its side at our EOF, so the EOF waits for it).
+      for (let i = 0; i < 300 && echoed === ''; i++) await sleep(50);
       channel.end('ping');
       const [out] = await Promise.all([tree.done, closed]);
       assert.equal(echoed, 'hello\nping', 'the command got the channel through the launcher (fd 4) and echoed it');
