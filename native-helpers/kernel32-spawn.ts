@@ -27,6 +27,16 @@ export const GENERIC_WRITE = 0x4000_0000;
 const FILE_SHARE_READ = 0x1;
 const FILE_SHARE_WRITE = 0x2;
 const OPEN_EXISTING = 3;
+/** CreateFileW: asynchronous I/O on the handle (what libuv expects of a pipe it opens as an fd). */
+export const FILE_FLAG_OVERLAPPED = 0x4000_0000;
+const ERROR_IO_PENDING = 997;
+/** GetFileType results. */
+const FILE_TYPE_CHAR = 2;
+const FILE_TYPE_PIPE = 3;
+/** The C runtime's per-fd flags in an inherited fd table (libuv's process-stdio.c, the CRT's ioinfo). */
+const FOPEN = 0x01;
+const FPIPE = 0x08;
+const FDEV = 0x40;
 const DUPLICATE_SAME_ACCESS = 0x2;
 const INFINITE = 0xffff_ffff;
 export const STD_INPUT_HANDLE = -10;
@@ -60,28 +70,45 @@ function inheritableAttributes(): Buffer {
 }
 
 /**
- * CreateFileW(path, access, share read+write, inheritable, OPEN_EXISTING): the child's end of a
- * pipe or of NUL. Inheritable, so it may be named in a handle list; closed by the caller.
+ * CreateFileW(path, access, share read+write, inheritable, OPEN_EXISTING, flags): the child's end
+ * of a pipe or of NUL. Inheritable, so it may be named in a handle list; closed by the caller.
  */
-export function openInheritable(path: string, access: number): bigint {
+export function openInheritable(path: string, access: number, flags = 0): bigint {
   const r = call<bigint>('CreateFileW', BigIntT, [U8Array, U32, U32, U8Array, U32, U32, BigIntT], [
     Buffer.from(`${path}\0`, 'utf16le'),
     access,
     FILE_SHARE_READ | FILE_SHARE_WRITE,
     inheritableAttributes(),
     OPEN_EXISTING,
-    0,
+    flags,
     0n,
   ]);
   if (isInvalid(r.value)) throw new NativeHelperError(`CreateFileW ${path} failed: ${win32ErrorText(r.lastError)}`);
   return r.value;
 }
 
-/** WriteFile, all of `data` (a pipe's buffer takes a few bytes without a reader). */
+/**
+ * WriteFile, all of `data` (a pipe's buffer takes a few bytes without a reader). The data and the
+ * OVERLAPPED are native memory, so the same call serves an overlapped handle (the channel's end),
+ * whose write may complete later: then GetOverlappedResult waits for it.
+ */
 export function writeAll(h: bigint, data: Buffer): void {
-  const written = Buffer.alloc(4);
-  const r = call<number>('WriteFile', I32, [BigIntT, U8Array, U32, U8Array, BigIntT], [h, data, data.length, written, 0n]);
-  if (r.value === 0 || written.readUInt32LE(0) !== data.length) throw new NativeHelperError(`WriteFile failed: ${win32ErrorText(r.lastError)}`);
+  const bytes = new HeapBlock(data.length);
+  const overlapped = new HeapBlock(32); // OVERLAPPED, zeroed: offset 0, no event
+  try {
+    bytes.write(data);
+    const written = Buffer.alloc(4);
+    const r = call<number>('WriteFile', I32, [BigIntT, BigIntT, U32, U8Array, BigIntT], [h, bytes.address, data.length, written, overlapped.address]);
+    if (r.value === 0 && r.lastError !== ERROR_IO_PENDING) throw new NativeHelperError(`WriteFile failed: ${win32ErrorText(r.lastError)}`);
+    if (r.value === 0) {
+      const done = call<number>('GetOverlappedResult', I32, [BigIntT, BigIntT, U8Array, I32], [h, overlapped.address, written, 1]);
+      if (done.value === 0) throw new NativeHelperError(`WriteFile (overlapped) failed: ${win32ErrorText(done.lastError)}`);
+    }
+    if (written.readUInt32LE(0) !== data.length) throw new NativeHelperError(`WriteFile wrote ${written.readUInt32LE(0)} of ${data.length} bytes`);
+  } finally {
+    bytes.free();
+    overlapped.free();
+  }
 }
 
 /** GetStdHandle: null when this process has none (no console, or a detached start). */
@@ -163,6 +190,11 @@ export interface SuspendedStartRequest {
   stdin: bigint;
   stdout: bigint;
   stderr: bigint;
+  /**
+   * The child's fd 3 (a data channel's end), given with fds 0-2 in the C runtime's inherited fd
+   * table (lpReserved2), which is how Node's spawn() hands extra stdio entries to a child.
+   */
+  channel?: bigint;
   /** The tree's Job Object; the process is in it before its first instruction. */
   job: bigint;
 }
@@ -220,13 +252,16 @@ const CREATE_PROCESS_TYPES = [U8Array, U8Array, BigIntT, BigIntT, I32, U32, U8Ar
 class StartupBlock {
   private readonly attributes: HeapBlock;
   private readonly handleList: HeapBlock;
+  /** The CRT fd table lpReserved2 points at; only for a request with a channel. */
+  private crtFds: HeapBlock | null = null;
   private initialized = false;
   private readonly si = Buffer.alloc(112);
   private readonly pi = Buffer.alloc(24);
   private readonly strings: Buffer[];
 
   constructor(private readonly req: SuspendedStartRequest) {
-    const handles = [...new Set([req.stdin, req.stdout, req.stderr])];
+    const fds = req.channel === undefined ? [req.stdin, req.stdout, req.stderr] : [req.stdin, req.stdout, req.stderr, req.channel];
+    const handles = [...new Set(fds)];
     const size = attributeListSize();
     if (size === 0) throw new NativeHelperError('InitializeProcThreadAttributeList is not available: no explicit handle list can be given');
     this.attributes = new HeapBlock(size);
@@ -238,14 +273,19 @@ class StartupBlock {
     }
     try {
       this.fillAttributes(size, handles);
+      if (req.channel !== undefined) this.crtFds = inheritedFdTable(fds);
     } catch (e) {
       this.release();
       throw e;
     }
-    // STARTUPINFOEXW (112 bytes): StartupInfo.cb @0, dwFlags @60, hStdInput @80, hStdOutput @88,
-    // hStdError @96, lpAttributeList @104.
+    // STARTUPINFOEXW (112 bytes): StartupInfo.cb @0, dwFlags @60, cbReserved2 @66, lpReserved2 @72,
+    // hStdInput @80, hStdOutput @88, hStdError @96, lpAttributeList @104.
     this.si.writeUInt32LE(this.si.length, 0);
     this.si.writeUInt32LE(STARTF_USESTDHANDLES, 60);
+    if (this.crtFds !== null) {
+      this.si.writeUInt16LE(this.crtFds.size, 66);
+      this.si.writeBigUInt64LE(this.crtFds.address, 72);
+    }
     this.si.writeBigUInt64LE(req.stdin, 80);
     this.si.writeBigUInt64LE(req.stdout, 88);
     this.si.writeBigUInt64LE(req.stderr, 96);
@@ -301,7 +341,28 @@ class StartupBlock {
     this.initialized = false;
     this.attributes.free();
     this.handleList.free();
+    this.crtFds?.free();
+    this.crtFds = null;
   }
+}
+
+/**
+ * The C runtime's inherited fd table, as libuv writes it for Node's spawn() (process-stdio.c) and
+ * the child's CRT reads it at start-up: an int count, then one flag byte per fd, then one
+ * HANDLE-sized value per fd (unaligned). fd N is `handles[N]`; its flags say open, and pipe or
+ * character device as GetFileType sees it (libuv's choice too).
+ */
+function inheritedFdTable(handles: readonly bigint[]): HeapBlock {
+  const table = Buffer.alloc(4 + handles.length + 8 * handles.length);
+  table.writeUInt32LE(handles.length, 0);
+  handles.forEach((h, fd) => {
+    const type = call<number>('GetFileType', U32, [BigIntT], [h]).value;
+    table.writeUInt8(FOPEN | (type === FILE_TYPE_PIPE ? FPIPE : type === FILE_TYPE_CHAR ? FDEV : 0), 4 + fd);
+    table.writeBigUInt64LE(h, 4 + handles.length + 8 * fd);
+  });
+  const block = new HeapBlock(table.length);
+  block.write(table);
+  return block;
 }
 
 function assignAndResume(req: SuspendedStartRequest, created: { process: bigint; thread: bigint; pid: number }): StartedProcess {

@@ -66,6 +66,8 @@ export interface PrepareOptions {
   plain?: boolean;
   /** The plain shape but with a stdin pipe the supervisor writes (MCP stdio servers, external runtimes). */
   stdinPipe?: boolean;
+  /** A data channel as the child's fd 3 besides the stdio above (authored tool hosts); Windows starts it suspended (decision 116). */
+  channel?: boolean;
 }
 
 /** What a tree uses of its leader's ChildProcess, for a leader Node did not spawn. */
@@ -95,6 +97,8 @@ export interface LeaderSpawnOptions {
    * that shape natively returns null).
    */
   stdin?: 'ignore' | 'inherit' | 'pipe';
+  /** A data channel as fd 3, the leader's `stdio[3]` (only where prepareSpawn was told `channel`; else null). */
+  channel?: boolean;
   /** The tree being started (Windows: whose Job Object the leader enters before it runs). */
   spawnId?: string;
 }

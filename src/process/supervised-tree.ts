@@ -137,7 +137,7 @@ export class LiveTree implements SupervisedTree {
     const offLoop = deferred && plainShape && ctx.platform.spawnLeaderAsync !== undefined;
     let prepared: PreparedSpawn;
     try {
-      prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop, plain: plainShape, stdinPipe: stdinPipeShape });
+      prepared = ctx.platform.prepareSpawn(spawnId, resolved, opts.args ?? [], { offLoop, plain: plainShape, stdinPipe: stdinPipeShape, channel: opts.channel === true });
     } catch (cause) {
       // Nothing was started (an argument Windows cannot carry, a cgroup that could not be made): the captures go.
       this.abandon();
@@ -161,7 +161,8 @@ export class LiveTree implements SupervisedTree {
     const plain = plainShape && !prepared.ipc;
     this.plain = plain;
     this.plainStdin = plain ? (stdin as 'ignore' | 'inherit') : null;
-    const leaderStdin = plain ? this.plainStdin : stdinPipeShape && !prepared.ipc ? 'pipe' : null;
+    // A channel tree is offered too (Windows starts it suspended, decision 116; Linux declines).
+    const leaderStdin = prepared.ipc ? null : plain ? this.plainStdin : stdinPipeShape || opts.channel ? stdin : null;
     this.recordedStarting = offLoop && plain;
     if (this.recordedStarting) {
       // On record before any process of the tree exists: a supervisor killed while the spawn runs
@@ -186,7 +187,7 @@ export class LiveTree implements SupervisedTree {
     }
     let child: ChildProcess | SpawnedLeader;
     try {
-      const native = (leaderStdin !== null ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: leaderStdin, spawnId }) : null) ?? null;
+      const native = (leaderStdin !== null ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: leaderStdin, channel: opts.channel === true, spawnId }) : null) ?? null;
       if (native) this.spawnPath = nativePath(ctx.platform);
       child =
         native ??

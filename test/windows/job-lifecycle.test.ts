@@ -152,9 +152,9 @@ describe('Windows job lifecycle', { skip: SKIP, timeout: 120_000 }, () => {
     assert.equal(readFileSync(join(out.artifacts!.root, out.artifacts!.stdout), 'utf8'), 'before:[REDACTED]:after\n');
   });
 
-  test('when the supervisor process dies, the kernel kills its tree (the launcher path: a data channel); the next start marks it interrupted', async () => {
+  test('when the supervisor process dies, the kernel kills its tree (the launcher path: SUPERVISOR_SPAWN=node, a data channel); the next start marks it interrupted', async () => {
     const ownerDir = mkdtempSync(join(tmpdir(), 'supervisor-win-owner-'));
-    const owner = spawn(process.execPath, [fileURLToPath(new URL('../scenarios/win-owner.js', import.meta.url)), ownerDir], {
+    const owner = spawn(process.execPath, [fileURLToPath(new URL('../scenarios/win-owner.js', import.meta.url)), ownerDir, 'launcher'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let line = '';
@@ -165,7 +165,7 @@ describe('Windows job lifecycle', { skip: SKIP, timeout: 120_000 }, () => {
       });
       owner.on('exit', (code) => reject(new Error(`owner exited early (${code})`)));
     });
-    assert.notEqual(info.launcher, info.pids[0], 'a tree with a data channel is led by the launcher');
+    assert.notEqual(info.launcher, info.pids[0], 'with SUPERVISOR_SPAWN=node the tree is led by the launcher');
     const markers = [info.launcher, ...info.pids].map((p) => ({ pid: p, marker: platform.startMarker(p)! }));
     assert.ok(markers.every((m) => m.marker !== null), 'all tree processes were alive before the owner died');
     owner.kill(); // TerminateProcess: no handler runs in the owner

@@ -5,8 +5,8 @@
 // the tree's end kills it; exit codes, stdout and stderr come through; hostile arguments arrive
 // exactly; the kernel kills the tree when the supervisor dies. A stdio server (stdin and stdout
 // pipes, as MCP servers) starts the same way, its stdin a token-proven pipe with an EOF (decision
-// 107); a .bat gets cmd-quoted arguments and runs nothing else (decision 108); a data channel still
-// takes the launcher (decision 109). Run: npm run test:windows (docs/windows-under-wine.md).
+// 107); a .bat gets cmd-quoted arguments and runs nothing else (decision 108); a data channel takes
+// the launcher only with SUPERVISOR_SPAWN=node (decision 109; its suspended start: data-channel.test.ts). Run: npm run test:windows (docs/windows-under-wine.md).
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -414,12 +414,35 @@ describe('Windows suspended start', { skip: SKIP, timeout: 120_000 }, () => {
     }
   });
 
-  test('a tree with a data channel still goes through the launcher, which is then the leader', async () => {
-    const tree = sup.spawnTree({ command: process.execPath, args: [FIX('echo-argv.mjs')], stdin: 'pipe', channel: true });
-    assert.equal(platform.treeStartPath(tree.spawnId), 'launcher');
-    const seen = JSON.parse((await tree.done).stdout.tail) as EchoedStart;
-    assert.notEqual(seen.pid, tree.pid);
-    assert.equal(seen.ppid, tree.pid, 'the launcher started the command');
+  test('with SUPERVISOR_SPAWN=node a tree with a data channel is led by the launcher, which hands the channel to the command', async () => {
+    const before = process.env.SUPERVISOR_SPAWN;
+    process.env.SUPERVISOR_SPAWN = 'node';
+    const launcherPlatform = new win.Win32Platform();
+    try {
+      launcherPlatform.init();
+    } finally {
+      if (before === undefined) delete process.env.SUPERVISOR_SPAWN;
+      else process.env.SUPERVISOR_SPAWN = before;
+    }
+    const launcherSup = mod.ProcessSupervisor.open({ stateDir: join(dir, 'launcher-channel'), platform: launcherPlatform });
+    try {
+      const tree = launcherSup.spawnTree({ command: process.execPath, args: [FIX('channel-echo.mjs')], stdin: 'pipe', channel: true });
+      assert.equal(launcherPlatform.treeStartPath(tree.spawnId), 'launcher');
+      const channel = tree.channel!;
+      let echoed = '';
+      channel.on('data', (c: Buffer) => (echoed += c.toString()));
+      const closed = new Promise<void>((r) => channel.once('close', () => r()));
+      // Its hello first (the fixture ends its side at our EOF, so the EOF waits for it).
+      for (let i = 0; i < 300 && echoed === ''; i++) await sleep(50);
+      channel.end('ping');
+      const [out] = await Promise.all([tree.done, closed]);
+      assert.equal(echoed, 'hello\nping', 'the command got the channel through the launcher (fd 4) and echoed it');
+      const seen = JSON.parse(out.stdout.tail) as EchoedStart;
+      assert.notEqual(seen.pid, tree.pid);
+      assert.equal(seen.ppid, tree.pid, 'the launcher started the command');
+    } finally {
+      await launcherSup.close();
+    }
   });
 
   test('SUPERVISOR_SPAWN=node chooses the launcher for every tree, and doctor says so', async () => {

@@ -92,8 +92,8 @@ export class LinuxPlatform implements ProcessPlatform {
 
   spawnLeader(command: string, args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
     const on = this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node';
-    // posix_spawn gives no stdin pipe here: a tree that writes its leader's stdin takes Node's spawn().
-    if (!on || o.stdin === 'pipe' || !libc.libcAvailable()) return null;
+    // posix_spawn gives no stdin pipe or data channel here: such a tree takes Node's spawn().
+    if (!on || o.stdin === 'pipe' || o.channel === true || !libc.libcAvailable()) return null;
     return spawnNative(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin });
   }
 

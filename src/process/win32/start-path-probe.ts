@@ -1,4 +1,4 @@
-// For `doctor` on Windows: how this machine starts a tree's leader (decisions 85, 107-109), found by
+// For `doctor` on Windows: how this machine starts a tree's leader (decisions 85, 107-109, 116), found by
 // starting `cmd.exe /d /q` the way a tree with a stdin pipe is started, in a kill-on-close job of
 // its own, and giving it `exit 7` through that pipe: the suspended start, the token-proven stdin
 // pipe, its EOF and the exit code in one round.
@@ -7,7 +7,8 @@ import { buildCommandLine, cmdExePath } from './command-line.js';
 import { chooseStartPath, LAUNCHER_TREES } from './win32-platform.js';
 import { startSuspendedLeader } from './suspended-leader.js';
 
-const SUSPENDED_TREES = 'trees whose stdin is NUL, inherited or a pipe the supervisor writes (plain trees, MCP stdio servers, external runtimes), .bat/.cmd ones through cmd.exe /d /s /c with cmd-quoted arguments';
+const SUSPENDED_TREES =
+  'trees whose stdin is NUL, inherited or a pipe the supervisor writes (plain trees, MCP stdio servers, external runtimes), with or without a data channel (authored tool hosts: a token-proven duplex pipe as fd 3 in the C runtime\'s inherited fd table, lpReserved2), .bat/.cmd ones through cmd.exe /d /s /c with cmd-quoted arguments';
 
 export async function probeWindowsStartPath(env: Readonly<Record<string, string>>): Promise<{ ok: boolean; detail: string }> {
   const choice = chooseStartPath();

@@ -1,11 +1,12 @@
 // A tree's leader on Windows started as the command itself (issue 22): CreateProcessW suspended,
 // put into the tree's Job Object, then resumed, so neither the command nor anything it starts runs
 // an instruction outside the job. Stdout and stderr are named pipes Node reads; stdin is NUL, a
-// duplicate of the supervisor's own, or a named pipe Node writes (decision 107). The exit is seen through the process handle, waited on by a
+// duplicate of the supervisor's own, or a named pipe Node writes (decision 107); a data channel is
+// a duplex named pipe handed over as the child's fd 3 in the C runtime's fd table (decision 116). The exit is seen through the process handle, waited on by a
 // thread of ffi-rs's (never the event loop). The handle is held until then, so the pid cannot be
 // reused while the tree may still signal it, as an unreaped child on Linux.
 import { EventEmitter } from 'node:events';
-import type { PassThrough, Writable } from 'node:stream';
+import type { Duplex, PassThrough, Writable } from 'node:stream';
 import * as k32 from '../../../native-helpers/kernel32.js';
 import {
   duplicateInheritable,
@@ -21,7 +22,7 @@ import {
 } from '../../../native-helpers/kernel32-spawn.js';
 import { noteDirectChild } from '../child-ledger.js';
 import { environmentBlock, type WindowsProgram } from './command-line.js';
-import { openInboundPipe, openOutboundPipe, type TokenPipe } from './token-pipe.js';
+import { openChannelPipe, openInboundPipe, openOutboundPipe, type TokenPipe } from './token-pipe.js';
 
 /** Exit code of a leader ended through kill() (what TerminateJobObject gives the rest of the tree). */
 const KILL_EXIT_CODE = 1;
@@ -31,12 +32,14 @@ export interface SuspendedStartOptions {
   env: Readonly<Record<string, string>>;
   /** NUL, the supervisor's own stdin, or a pipe the supervisor writes (the leader's `stdin` stream). */
   stdin?: 'ignore' | 'inherit' | 'pipe';
+  /** A data channel as fd 3 (the leader's `stdio[3]`). */
+  channel?: boolean;
   job: bigint;
 }
 
 /** The members of ChildProcess a supervised tree uses, for a leader started by CreateProcessW. */
 export class SuspendedLeader extends EventEmitter {
-  readonly stdio: [Writable | null, PassThrough, PassThrough];
+  readonly stdio: [Writable | null, PassThrough, PassThrough, ...Duplex[]];
   exitCode: number | null = null;
   readonly signalCode = null;
   private handleOpen = true;
@@ -48,9 +51,10 @@ export class SuspendedLeader extends EventEmitter {
     readonly stdin: Writable | null,
     readonly stdout: PassThrough,
     readonly stderr: PassThrough,
+    channel: Duplex | null = null,
   ) {
     super();
-    this.stdio = [stdin, stdout, stderr];
+    this.stdio = channel === null ? [stdin, stdout, stderr] : [stdin, stdout, stderr, channel];
     this.unledger = noteDirectChild(pid);
     waitSignalled(handle).then(
       () => this.exited(),
@@ -127,14 +131,14 @@ interface LeaderHandles {
 function openLeaderHandles({ application, commandLine }: WindowsProgram, o: SuspendedStartOptions): LeaderHandles {
   const environment = environmentBlock(o.env);
   const childEnds: bigint[] = [];
-  const streams: PassThrough[] = [];
+  const streams: Duplex[] = [];
   const closeChildEnds = (): void => {
     for (const h of childEnds.splice(0)) k32.closeHandle(h);
   };
   const abandon = (): void => {
     for (const s of streams) s.destroy();
   };
-  const pipe = (open: () => TokenPipe): TokenPipe => {
+  const pipe = <S extends Duplex>(open: () => TokenPipe<S>): TokenPipe<S> => {
     const p = open();
     childEnds.push(p.childEnd);
     streams.push(p.stream);
@@ -152,9 +156,10 @@ function openLeaderHandles({ application, commandLine }: WindowsProgram, o: Susp
     }
     const out = pipe(openInboundPipe);
     const err = pipe(openInboundPipe);
+    const channel = o.channel === true ? pipe(openChannelPipe) : null;
     return {
-      request: { application, commandLine, environment, cwd: o.cwd, stdin, stdout: out.childEnd, stderr: err.childEnd, job: o.job },
-      leader: (started) => new SuspendedLeader(started.pid, started.process, input?.stream ?? null, out.stream, err.stream),
+      request: { application, commandLine, environment, cwd: o.cwd, stdin, stdout: out.childEnd, stderr: err.childEnd, channel: channel?.childEnd, job: o.job },
+      leader: (started) => new SuspendedLeader(started.pid, started.process, input?.stream ?? null, out.stream, err.stream, channel?.stream ?? null),
       abandon,
       closeChildEnds,
     };

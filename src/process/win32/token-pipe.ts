@@ -5,16 +5,17 @@
 // see: the supervisor writes a random 16-byte token into the client end before the child exists,
 // and only the connection that starts with that token is served; any other is dropped. An outbound
 // end is opened for writing only long enough to send the token; the child gets a read-only
-// duplicate of it (decisions 87, 107).
+// duplicate of it (decisions 87, 107). A data channel (the child's fd 3) is one duplex pipe, its
+// child end opened overlapped, as libuv expects of a pipe it opens from an fd (decision 116).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
-import { PassThrough } from 'node:stream';
+import { Duplex, PassThrough } from 'node:stream';
 import { closeHandle } from '../../../native-helpers/kernel32.js';
-import { duplicateInheritable, GENERIC_READ, GENERIC_WRITE, openInheritable, writeAll } from '../../../native-helpers/kernel32-spawn.js';
+import { duplicateInheritable, FILE_FLAG_OVERLAPPED, GENERIC_READ, GENERIC_WRITE, openInheritable, writeAll } from '../../../native-helpers/kernel32-spawn.js';
 
 const TOKEN_BYTES = 16;
 
-export interface TokenPipe {
+export interface TokenPipe<S extends Duplex = PassThrough> {
   /** `\\.\pipe\...`: visible to every local process, which is why the token exists. */
   name: string;
   /** The child's end: inheritable; write-only (inbound) or read-only (outbound). The caller closes it once the child has its copy. */
@@ -23,7 +24,7 @@ export interface TokenPipe {
    * Inbound: what the child writes, token removed; outbound: what the supervisor writes to the
    * child (end() is the child's EOF). Destroying it closes the pipe.
    */
-  stream: PassThrough;
+  stream: S;
 }
 
 /** The child's stdout or stderr. */
@@ -40,20 +41,29 @@ export function openOutboundPipe(): TokenPipe {
   return { name, childEnd: openChildEnd(name, token, GENERIC_READ, stream), stream };
 }
 
+/** A data channel: the child reads and writes its end (fd 3); `stream` is the supervisor's side. */
+export function openChannelPipe(): TokenPipe<Duplex> {
+  const { name, token } = newPipeName();
+  const stream = serveChannelPipe(name, token);
+  return { name, childEnd: openChildEnd(name, token, GENERIC_READ | GENERIC_WRITE, stream, FILE_FLAG_OVERLAPPED), stream };
+}
+
 function newPipeName(): { name: string; token: Buffer } {
   return { name: `\\\\.\\pipe\\supervisor-${process.pid}-${randomBytes(16).toString('hex')}`, token: randomBytes(TOKEN_BYTES) };
 }
 
 /**
- * Connects to `name`, sends the token, and returns an inheritable handle with `access` only: for
- * an outbound pipe a read-only duplicate, so the child cannot write into the supervisor's end.
+ * Connects to `name` (with `flags`: overlapped for the channel), sends the token, and returns an
+ * inheritable handle with `access` only: for an outbound pipe a read-only duplicate, so the child
+ * cannot write into the supervisor's end.
  */
-function openChildEnd(name: string, token: Buffer, access: number, stream: PassThrough): bigint {
+function openChildEnd(name: string, token: Buffer, access: number, stream: Duplex, flags = 0): bigint {
   let writer = 0n;
   try {
-    writer = openInheritable(name, access | GENERIC_WRITE);
+    writer = openInheritable(name, access | GENERIC_WRITE, flags);
     writeAll(writer, token);
-    if (access === GENERIC_WRITE) return writer;
+    // Opened with exactly `access` already (write-only, or the channel's read and write).
+    if ((access & GENERIC_WRITE) !== 0) return writer;
     const reader = duplicateInheritable(writer, access);
     closeHandle(writer);
     return reader;
@@ -117,12 +127,78 @@ export function serveOutboundPipe(name: string, token: Buffer): PassThrough {
 }
 
 /**
+ * Serves the pipe `name` as a duplex stream: what the token holder writes after its token is read
+ * from it, what is written to it goes to the holder (what is written before it connects waits).
+ * Strangers are dropped and get nothing. It ends and closes once the holder's end has closed (the
+ * child, and every process that inherited the end, exited) and what it wrote has been read, as a
+ * socket of Node's spawn() does. Exported for the test that races strangers for it.
+ */
+export function serveChannelPipe(name: string, token: Buffer): Duplex {
+  const channel = new HolderStream();
+  const holder = acceptTokenHolder(name, token, channel, (socket, rest) => channel.attach(socket, rest));
+  channel.on('close', () => {
+    holder.stopAccepting();
+    holder.dropHolder();
+  });
+  return channel;
+}
+
+/**
+ * A duplex over a socket that connects after the stream is handed out (the token holder's):
+ * writes and the end wait for it; reads follow it with its backpressure. Not half-open: the
+ * holder's EOF ends the stream both ways, so it closes as a child's pipe socket does.
+ */
+class HolderStream extends Duplex {
+  private socket: Socket | null = null;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor() {
+    super({ allowHalfOpen: false, highWaterMark: 64 * 1024 });
+  }
+
+  attach(socket: Socket, rest: Buffer): void {
+    this.socket = socket;
+    if (rest.length > 0) this.push(rest);
+    socket.on('data', (chunk: Buffer) => {
+      if (!this.push(chunk)) socket.pause();
+    });
+    socket.on('end', () => this.push(null));
+    socket.on('error', (err) => this.destroy(err));
+    // acceptTokenHolder paused it, and a _read() that came before it was attached asked for nothing:
+    // flow now, until push() says the buffer is full.
+    socket.resume();
+    for (const go of this.waiting.splice(0)) go();
+  }
+
+  override _read(): void {
+    this.socket?.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    if (this.socket === null) this.waiting.push(() => this._write(chunk, _encoding, done));
+    else this.socket.write(chunk, done);
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    if (this.socket === null) this.waiting.push(() => this._final(done));
+    // After the holder's EOF the socket may have ended its side itself (it is not half-open either).
+    else if (this.socket.writableEnded || this.socket.destroyed) done();
+    else this.socket.end(done);
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    this.socket?.destroy();
+    done(err);
+  }
+}
+
+/**
  * Listens on `name` and calls `onHolder` with the first connection whose first bytes are `token`
  * (and what followed them); then stops accepting. Every other connection is destroyed. A server
  * error destroys `stream`. stopAccepting() ends the server and every connection but the holder's;
  * dropHolder() destroys the holder's.
  */
-function acceptTokenHolder(name: string, token: Buffer, stream: PassThrough, onHolder: (socket: Socket, rest: Buffer) => void): { stopAccepting(): void; dropHolder(): void } {
+function acceptTokenHolder(name: string, token: Buffer, stream: Duplex, onHolder: (socket: Socket, rest: Buffer) => void): { stopAccepting(): void; dropHolder(): void } {
   const server = createServer();
   const candidates = new Set<Socket>();
   let verified: Socket | null = null;

@@ -1,13 +1,13 @@
 // Windows: one Job Object per tree with KILL_ON_JOB_CLOSE and no breakaway, entered before the tree
-// runs. A tree whose only stdio is stdin (NUL, inherited, or a pipe the supervisor writes) and two
-// output pipes is started as itself: CreateProcessW suspended, AssignProcessToJobObject,
-// ResumeThread (decisions 85, 107); a .bat or .cmd the same way as cmd.exe with a command line
-// quoted by cmd's rules (decision 108). Trees with IPC or a data channel (authored tool hosts), and
-// every tree when the suspended start is not available here, get the launcher: a small Node program
-// that waits on its IPC channel until the supervisor has assigned it to the job and said "go" (a
-// channel is a C-runtime file descriptor Node hands over in lpReserved2, which the suspended start
-// does not fill: decision 109). Only the supervisor holds the job handle: if it dies, the kernel
-// closes the handle and kills the tree.
+// runs. A tree's leader is started as itself: CreateProcessW suspended, AssignProcessToJobObject,
+// ResumeThread (decisions 85, 107), with stdin NUL, inherited or a pipe the supervisor writes, two
+// output pipes, and for a tree with a data channel (authored tool hosts) a duplex pipe as its fd 3
+// in the C runtime's inherited fd table, as Node's spawn() would pass it (decision 116); a .bat or
+// .cmd the same way as cmd.exe with a command line quoted by cmd's rules (decision 108). The
+// launcher, a small Node program that waits on its IPC channel until the supervisor has assigned it
+// to the job and said "go", remains the fallback: SUPERVISOR_SPAWN=node, a Windows without the
+// attribute list, a command that is no .exe/.com/.bat/.cmd (decision 109). Only the supervisor
+// holds the job handle: if it dies, the kernel closes the handle and kills the tree.
 // Start marker: the creation time (GetProcessTimes, 100 ns ticks since 1601, absolute across boots).
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +38,7 @@ const STARTABLE = /\.(exe|com|bat|cmd)$/i;
 
 /** Trees that keep the launcher on a machine that starts the others suspended, and why (doctor, decision 109). */
 export const LAUNCHER_TREES =
-  'trees with an IPC or data channel (authored tool hosts, the thread-tier probe) use the Node launcher, which waits in the job for "go": the channel is a C-runtime file descriptor (fd 3) that Node hands over through CreateProcess\'s lpReserved2, which a suspended start does not fill';
+  'only a command that is no .exe, .com, .bat or .cmd uses the Node launcher, which waits in the job for "go"; SUPERVISOR_SPAWN=node sends every tree there';
 
 interface JobState {
   job: bigint;
@@ -96,7 +96,8 @@ export class Win32Platform implements ProcessPlatform {
 
   prepareSpawn(spawnId: string, command: string, args: readonly string[], o: PrepareOptions = {}): PreparedSpawn {
     this.init();
-    const start: WindowsStartPath = (o.plain === true || o.stdinPipe === true) && this.startChoice!.path === 'suspended' && STARTABLE.test(command) ? 'suspended' : 'launcher';
+    const shape = o.plain === true || o.stdinPipe === true || o.channel === true;
+    const start: WindowsStartPath = shape && this.startChoice!.path === 'suspended' && STARTABLE.test(command) ? 'suspended' : 'launcher';
     // The command line first: one that cannot be quoted safely refuses the tree before any job exists.
     const program = start === 'suspended' ? windowsProgram(command, args) : undefined;
     const launcherArgs = start === 'launcher' ? launcherArguments(command, args) : [];
@@ -120,7 +121,7 @@ export class Win32Platform implements ProcessPlatform {
   spawnLeader(_command: string, _args: readonly string[], o: LeaderSpawnOptions): SpawnedLeader | null {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended') return null;
-    return startSuspendedLeader(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+    return startSuspendedLeader(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', channel: o.channel, job: state.job });
   }
 
   /**
@@ -130,7 +131,7 @@ export class Win32Platform implements ProcessPlatform {
   spawnLeaderAsync(_command: string, _args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
     const state = o.spawnId === undefined ? undefined : this.jobs.get(o.spawnId);
     if (state?.start !== 'suspended' || process.env.SUPERVISOR_SPAWN === 'main-thread') return null;
-    return startSuspendedLeaderAsync(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', job: state.job });
+    return startSuspendedLeaderAsync(state.program!, { cwd: o.cwd, env: o.env, stdin: o.stdin ?? 'ignore', channel: o.channel, job: state.job });
   }
 
   adopt(spawnId: string, child: ChildProcess): void {
