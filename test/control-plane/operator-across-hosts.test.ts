@@ -29,13 +29,11 @@ import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/
 import { runMain } from '../helpers/cli.js';
 import { pidsWithCmdline, tempDir, waitFor, waitForAsync } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { script } from '../helpers/model-script.js';
 
 const skip = pgUnavailableReason() ?? false;
 const BIN = fileURLToPath(new URL('../../../bin/supervisor.js', import.meta.url));
 
-type Call = { name: string; arguments?: Record<string, unknown> };
-const script = (...turns: { text?: string; tools?: Call[] }[]): string =>
-  JSON.stringify({ turns: turns.map((t) => ({ ...(t.text !== undefined ? { text: t.text } : {}), ...(t.tools ? { tool_calls: t.tools.map((c) => ({ name: c.name, arguments: c.arguments ?? {} })) } : {}) })) });
 
 /** Pending request ids on the control plane, as an operator on another machine lists them. */
 async function pendingIds(url: string): Promise<string[]> {

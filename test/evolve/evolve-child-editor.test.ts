@@ -15,6 +15,7 @@ import { sandboxAvailability } from '../../src/process/index.js';
 import { tempDir } from '../helpers/procs.js';
 import { AlwaysApprove } from '../helpers/approvers.js';
 import { git, removeRepos, repoCore } from './git-fixture.js';
+import { script } from '../helpers/model-script.js';
 
 const NO_SANDBOX = !sandboxAvailability().usable && `the sandbox tier is not usable here: ${sandboxAvailability().reason}`;
 
@@ -22,9 +23,6 @@ const AGENT = 'name: self-editing\ntoolsets: [evolve, terminal, agents]\ngrants:
 const TOOL = 'name: greet\ndescription: Says hello.\ninput_schema: { type: object, properties: { who: { type: string } } }\ncapability: tool.call:greet\napproval: auto\nrisk: low\nentry: index.mjs\n';
 const CODE = 'export async function handler(input) { return `hello ${input?.who ?? "you"}`; }\n';
 
-type Call = { name: string; arguments?: Record<string, unknown> };
-const script = (...turns: { text?: string; tools?: Call[] }[]): string =>
-  JSON.stringify({ turns: turns.map((t) => ({ ...(t.text !== undefined ? { text: t.text } : {}), ...(t.tools ? { tool_calls: t.tools.map((c) => ({ name: c.name, arguments: c.arguments ?? {} })) } : {}) })) });
 
 /** A core at the top of a Git repository with one child definition, `editor`, whose one call is `command`. */
 function coreWithEditor(command: string): string {

@@ -15,10 +15,8 @@ import { SPAWNS_PER_CALL } from '../../src/ipc/index.js';
 import { answerSpawn } from '../../src/adapters/authored/tool-host-worker.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { tempDir } from '../helpers/procs.js';
+import { script } from '../helpers/model-script.js';
 
-type Call = { name: string; arguments?: Record<string, unknown> };
-const script = (...turns: { text?: string; tools?: Call[] }[]): string =>
-  JSON.stringify({ turns: turns.map((t) => ({ ...(t.text !== undefined ? { text: t.text } : {}), ...(t.tools ? { tool_calls: t.tools.map((c) => ({ name: c.name, arguments: c.arguments ?? {} })) } : {}) })) });
 const yaml = (v: unknown): string => JSON.stringify(v);
 
 /** The authored tool: spawns the child it is told to, returns what it got or the error's code. */

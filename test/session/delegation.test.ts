@@ -12,10 +12,8 @@ import { approvalDecision, openSession, type ApprovalRequest, type Approver, typ
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { alive, pidsWithCmdline, tempDir, waitFor } from '../helpers/procs.js';
 import { runMain } from '../helpers/cli.js';
+import { script } from '../helpers/model-script.js';
 
-type Call = { name: string; arguments?: Record<string, unknown> };
-const script = (...turns: { text?: string; tools?: Call[] }[]): string =>
-  JSON.stringify({ turns: turns.map((t) => ({ ...(t.text !== undefined ? { text: t.text } : {}), ...(t.tools ? { tool_calls: t.tools.map((c) => ({ name: c.name, arguments: c.arguments ?? {} })) } : {}) })) });
 const yaml = (v: unknown): string => JSON.stringify(v);
 
 /** Says yes (or what `answer` says) and remembers every request. */
