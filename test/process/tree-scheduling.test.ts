@@ -33,7 +33,12 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
       const tree = start === 'async' ? await sup.spawnTreeAsync(options) : sup.spawnTree(options);
       started.add(tree.spawnId);
       await waitFor(`${start} tree ready`, () => out.includes('ready'));
-      const members = markedPids(tree.spawnId);
+      // Waited for, not sampled: `ready` can be printed while the child is still exec'ing sleep,
+      // when its /proc environ (and so its marker) reads empty for a moment (failed once at load 12).
+      const members = await waitFor(`${start} tree's leader and child, both marked`, () => {
+        const pids = markedPids(tree.spawnId);
+        return pids.length === 2 ? pids : null;
+      }).catch(() => markedPids(tree.spawnId));
       assert.equal(members.length, 2, `leader and child: ${members.join(', ')}`);
       for (const pid of members) assert.ok(v1CpuCgroupOf(pid)?.endsWith(want), `${start} tree member ${pid} is in cpu cgroup ${v1CpuCgroupOf(pid)}`);
       assert.ok(!v1CpuCgroupOf(process.pid)?.endsWith(want), 'the supervisor stays in its own CPU group');
