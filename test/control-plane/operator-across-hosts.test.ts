@@ -22,6 +22,7 @@ import {
   migrateControlPlane,
   openPool,
   requestApproval,
+  requestSessionCancel,
   type ControlPlanePool,
 } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
@@ -87,7 +88,7 @@ describe('operator commands across members on the control plane', { skip, timeou
     const listener = new ControlPlaneListener(url, { pollMs: 600_000 });
     try {
       await listener.start();
-      const lease = await createOwnedSession(member);
+      const lease = await createOwnedSession(member, {}, undefined, 'p');
       const ask = () => requestApproval(member, lease, { principal: 'p', tool: 'terminal', capability: 'terminal.exec', summary: 'echo hi', preview: '{}', ttlMs: 60_000 });
 
       const first = await ask();
@@ -120,6 +121,15 @@ describe('operator commands across members on the control plane', { skip, timeou
       // Another principal's request reads as missing.
       const foreign = await answerApproval(pool, 'q', { id: first.id, approve: true, remember: false, decidedBy: 'q' });
       assert.equal(foreign.record, undefined);
+      // An answer bound to what the operator was shown (--expect) lands only on that request: a
+      // mismatch answers nothing, and the request still waits; another principal cannot cancel it.
+      const third = await ask();
+      const wrong = await answerApproval(pool, 'p', { id: third.id, approve: true, remember: false, decidedBy: 'test', matches: () => false });
+      assert.deepEqual([wrong.answered, wrong.mismatch, wrong.record?.status], [false, true, 'pending']);
+      assert.equal((await pool.query<{ status: string }>('SELECT status FROM approvals WHERE id = $1', [third.id])).rows[0]!.status, 'pending');
+      assert.equal(await requestSessionCancel(pool, 'q', lease.id, 'q'), 'missing', 'a session of p reads as missing to q');
+      assert.equal((await pool.query<{ c: Date | null }>('SELECT cancel_requested_at AS c FROM sessions WHERE id = $1', [lease.id])).rows[0]!.c, null, 'and nothing was flagged');
+      assert.equal(await requestSessionCancel(pool, 'p', lease.id, 'p'), 'requested', 'the control: its own principal can');
     } finally {
       await listener.close();
       await member.leave();
