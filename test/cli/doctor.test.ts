@@ -38,6 +38,11 @@ test('runDoctor reports the mechanisms known to work here and leaves no probe ch
   // Untrusted schema patterns: the backtracking bomb ran the way a tool's schema runs, and was refused at once.
   assert.equal(report.schemaPatterns.ok, true, report.schemaPatterns.detail);
   assert.match(report.schemaPatterns.detail, /^untrusted schema patterns run on RE2 \(re2js, linear time\): \^\(a\+\)\+\$ against 41 characters refused in [\d.]+ ms/);
+  // The terminal sandbox, both modes, as the host saw it after the probe's writes.
+  if (tier.usable) {
+    assert.equal(report.terminalAutoApproval.ok, true, report.terminalAutoApproval.detail);
+    assert.match(report.terminalAutoApproval.detail, /a write was refused; terminal\.sandbox: workspace-write: the workspace was writable, its \.git and a folder outside were not \(checked on the host\)$/);
+  }
   // evolve_core: git found by running it; an edit list path-checked; a child editor and the tests gate tied to the tier.
   assert.equal(report.evolve.ok, true, report.evolve.detail);
   assert.match(report.evolve.detail, /^git \d+\.\d+[^,]*, no hooks; an edit list is written by the supervisor .*path-checked .*; /);
