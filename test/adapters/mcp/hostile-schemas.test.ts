@@ -3,6 +3,7 @@
 // stay; a pattern that backtracks exponentially on V8 runs in linear time and stalls nothing.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { linearOutputSchemaValidator } from '../../../src/adapters/mcp/output-schema-validator.js';
 import { stallReport, withLoopLag } from '../../helpers/loop-lag.js';
 import { fixtureDecl, mcpSuite } from './mcp-fixture.js';
 
@@ -19,7 +20,7 @@ describe('MCP tools with hostile input schemas', { skip: process.platform !== 'l
     assert.match(st.dropped.find((d) => d.tool === 'lookahead')!.reason, /linear-time engine/);
     const names = catalog.entries.filter((e) => e.source === 'mcp').map((e) => e.name);
     assert.ok(names.includes('hs_echo') && names.includes('hs_redos'), names.join(', '));
-    // Output schemas are compiled by the SDK client at listing: an invalid one no longer fails the listing.
+    // Output schemas are the SDK client's, checked at a tool's structured result: an invalid one does not fail the listing.
     assert.ok(names.includes('hs_outbroken') && names.includes('hs_outredos'), names.join(', '));
     assert.ok(!names.includes('hs_broken') && !names.includes('hs_lookahead'), names.join(', '));
     const echoed = await call('hs_echo', { text: 'still here' });
@@ -46,5 +47,33 @@ describe('MCP tools with hostile input schemas', { skip: process.platform !== 'l
     assert.ok(lag.cpuMs < 200, stallReport(lag));
     const text = JSON.stringify(lag.value);
     assert.match(text, /output ?schema|structured content/i, text);
+  });
+
+  test('an outputSchema is compiled at its first structured result, not when the tools are listed, once; the outcomes are unchanged', () => {
+    // A getter in the schema counts every read of it: the listing (getValidator) must read nothing.
+    let reads = 0;
+    const counted = (pattern: string) => ({
+      type: 'object',
+      properties: {
+        get q() {
+          reads++;
+          return { type: 'string', pattern };
+        },
+      },
+      required: ['q'],
+    });
+    const good = linearOutputSchemaValidator.getValidator<{ q: string }>(counted('^a+$'));
+    const broken = linearOutputSchemaValidator.getValidator<{ q: string }>(counted('('));
+    assert.equal(reads, 0, 'a schema was compiled when the tools were listed');
+    assert.deepEqual(good({ q: 'aaa' }), { valid: true, data: { q: 'aaa' }, errorMessage: undefined });
+    const afterFirst = reads;
+    assert.ok(afterFirst > 0, 'the first structured result did not compile the schema');
+    const refused = good({ q: 'b' });
+    assert.equal(refused.valid, false);
+    assert.equal(refused.errorMessage, '/q must match pattern "^a+$"');
+    assert.equal(reads, afterFirst, 'the schema was compiled again');
+    const unusable = broken({ q: 'x' });
+    assert.equal(unusable.valid, false);
+    assert.match(String(unusable.errorMessage), /^the server's outputSchema cannot be used: pattern "\(" cannot be used \(.*missing closing \)/);
   });
 });
