@@ -18,3 +18,21 @@ export async function runMain(...argv: string[]): Promise<InProcessResult> {
   const status = await main(argv, { stdout, stderr });
   return { status, stdout: stdout.text(), stderr: stderr.text() };
 }
+
+/**
+ * `runMain` with environment variables set for the call and restored after it (unset ones
+ * removed again): what a test passed to a child's `env`. The caller's tests must not run
+ * concurrently with it in the same process, since the variables are the process's.
+ */
+export async function runMainWithEnv(env: Record<string, string>, ...argv: string[]): Promise<InProcessResult> {
+  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
+  Object.assign(process.env, env);
+  try {
+    return await runMain(...argv);
+  } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/index.js';
 import { chainOf } from '../helpers/store-query.js';
 import { CLI, fixture, markedPids, tempDir } from '../helpers/procs.js';
-import { runMain } from '../helpers/cli.js';
+import { runMain, runMainWithEnv } from '../helpers/cli.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo/', import.meta.url));
@@ -212,22 +212,24 @@ describe('run --runtime claude-code (fake CLI)', { skip: process.platform !== 'l
     assert.equal(chain(dir, end.session).find((e) => e.kind === 'runtime.exited')!.payload.exit_code, 7);
   });
 
-  test('flags that would widen the authority are refused before anything is spawned', () => {
+  test('flags that would widen the authority are refused before anything is spawned', async () => {
     const dir = state();
     const marker = join(dir, 'spawned');
     const bin = join(dir, 'claude');
     writeFileSync(bin, `#!/bin/sh\ntouch ${marker}\n`);
     chmodSync(bin, 0o755);
-    // Through the real CLI; the whole list of refused flags is checked against the adapter in
-    // claude-code-adapter.test.ts.
+    // The first through the real CLI, the others in-process through `main(argv, io)`: a refusal
+    // before the session opens needs no node start of its own (issue 17). The whole list of
+    // refused flags is checked against the adapter in claude-code-adapter.test.ts.
     const refused: string[][] = [['--dangerously-skip-permissions'], ['--permission-mode=bypassPermissions'], ['--allowedTools', 'Bash'], ['--add-dir', '/'], ['--some-future-flag']];
-    for (const args of refused) {
-      const r = run([core(''), '--runtime', 'claude-code', '--state-dir', dir, ...args.flatMap((a) => ['--runtime-arg', a])], { SUPERVISOR_CLAUDE_BIN: bin });
+    for (const [i, args] of refused.entries()) {
+      const argv = [core(''), '--runtime', 'claude-code', '--state-dir', dir, ...args.flatMap((a) => ['--runtime-arg', a])];
+      const r = i === 0 ? run(argv, { SUPERVISOR_CLAUDE_BIN: bin }) : await runMainWithEnv({ SUPERVISOR_CLAUDE_BIN: bin }, 'run', ...argv);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /refused|allowlist/, args.join(' '));
       assert.equal(existsSync(marker), false, `${args.join(' ')} spawned the CLI`);
     }
-    const missing = run([core(''), '--runtime', 'claude-code', '--state-dir', dir], { SUPERVISOR_CLAUDE_BIN: join(dir, 'nope') });
+    const missing = await runMainWithEnv({ SUPERVISOR_CLAUDE_BIN: join(dir, 'nope') }, 'run', core(''), '--runtime', 'claude-code', '--state-dir', dir);
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /SUPERVISOR_CLAUDE_BIN=.*not an executable/);
     // An allowed pass-through reaches the CLI.

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { CLI, waitFor } from '../helpers/procs.js';
+import { runMain } from '../helpers/cli.js';
 import { Cleanup, stateDir, statusOf, store, type RawResponse } from './web-fixture.js';
 
 function overSocket(socketPath: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawResponse> {
@@ -128,8 +129,13 @@ describe('supervisor web --socket', { skip: process.platform !== 'linux' && 'UNI
   test('refused: an existing file, a symlink, a socket in use, a directory others can enter; a stale socket is replaced', async () => {
     const dir = stateDir(c);
     store(c, dir);
-    const refuse = (socket: string, why: RegExp): void => {
-      const r = spawnSync(process.execPath, [CLI, 'web', '--socket', socket, '--state-dir', dir], { encoding: 'utf8', timeout: 30_000 });
+    // The first refusal through the real CLI, the others in-process through `main(argv, io)`: each
+    // comes before anything listens, so it needs no node start of its own (issue 17).
+    let real = true;
+    const refuse = async (socket: string, why: RegExp): Promise<void> => {
+      const argv = ['web', '--socket', socket, '--state-dir', dir];
+      const r = real ? spawnSync(process.execPath, [CLI, ...argv], { encoding: 'utf8', timeout: 30_000 }) : await runMain(...argv);
+      real = false;
       assert.equal(r.status, 2, `${socket}: ${r.stdout} ${r.stderr}`);
       assert.match(r.stderr, why);
       assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
@@ -137,21 +143,21 @@ describe('supervisor web --socket', { skip: process.platform !== 'linux' && 'UNI
     const priv = join(dir, 'priv');
     mkdirSync(priv, { mode: 0o700 });
     writeFileSync(join(priv, 'file'), 'keep me');
-    refuse(join(priv, 'file'), /exists and is not a socket; nothing is replaced/);
+    await refuse(join(priv, 'file'), /exists and is not a socket; nothing is replaced/);
     assert.equal(spawnSync('cat', [join(priv, 'file')], { encoding: 'utf8' }).stdout, 'keep me');
     symlinkSync(join(priv, 'elsewhere.sock'), join(priv, 'link.sock'));
-    refuse(join(priv, 'link.sock'), /is a symbolic link; it is not followed/);
+    await refuse(join(priv, 'link.sock'), /is a symbolic link; it is not followed/);
     assert.equal(existsSync(join(priv, 'elsewhere.sock')), false, 'nothing was made through the link');
     const open = join(dir, 'open');
     mkdirSync(open);
     chmodSync(open, 0o755);
-    refuse(join(open, 'web.sock'), /is mode 0755; others could reach the socket\. chmod 700/);
+    await refuse(join(open, 'web.sock'), /is mode 0755; others could reach the socket\. chmod 700/);
     symlinkSync(priv, join(dir, 'linked-dir'));
-    refuse(join(dir, 'linked-dir', 'web.sock'), /is a symbolic link; give a path in a real directory/);
+    await refuse(join(dir, 'linked-dir', 'web.sock'), /is a symbolic link; give a path in a real directory/);
 
     const socket = join(priv, 'web.sock');
     const first = await startOnSocket(c, dir, socket);
-    refuse(socket, /is in use \(a server answers on it\)/);
+    await refuse(socket, /is in use \(a server answers on it\)/);
     // Killed: the socket stays behind, nobody answers on it; the next server replaces it.
     await first.stop('SIGKILL');
     assert.ok(lstatSync(socket).isSocket(), 'a SIGKILLed server leaves its socket');
@@ -160,10 +166,10 @@ describe('supervisor web --socket', { skip: process.platform !== 'linux' && 'UNI
     await second.stop('SIGTERM');
     assert.equal(existsSync(socket), false);
 
-    const both = spawnSync(process.execPath, [CLI, 'web', '--socket', socket, '--port', '0', '--state-dir', dir], { encoding: 'utf8' });
+    const both = await runMain('web', '--socket', socket, '--port', '0', '--state-dir', dir);
     assert.equal(both.status, 2);
     assert.match(both.stderr, /--socket and --port exclude each other/);
-    const opened = spawnSync(process.execPath, [CLI, 'web', '--socket', socket, '--open', '--state-dir', dir], { encoding: 'utf8' });
+    const opened = await runMain('web', '--socket', socket, '--open', '--state-dir', dir);
     assert.equal(opened.status, 2);
     assert.match(opened.stderr, /--open cannot open a UNIX socket/);
   });
