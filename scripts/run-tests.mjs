@@ -8,8 +8,10 @@
 //    in its own process. These files share nothing: each makes its own temp dirs (mkdtemp), ports
 //    (0), spawn ids and cgroups, and sets env vars only in its own process. Most of their time is
 //    spent waiting on child processes and timers, so four at a time fit two cores.
-// 2. serial: the files in SERIAL, one at a time, after the parallel group has ended, because they
-//    measure time on the machine or need it to themselves (the reason is next to each).
+// 2. serial: the files in SERIAL, after the parallel group has ended, because they measure time on
+//    the machine (the reason is next to each): TEST_SERIAL_CONCURRENCY (default 2) at a time. They
+//    are light (a few CLI starts, one chromium, mostly waiting): what breaks their bounds is a
+//    machine full of the parallel group's files, not one of them beside another (decision 121).
 // This script schedules the files itself, one `node FILE` each with the reporters (what `node
 // --test` starts per file, without a runner process above it), because `node --test` starts files
 // in its own (path) order: the slowest files (SLOW_FIRST) began last and ran alone at the end
@@ -56,9 +58,10 @@ if (files.length === 0) {
 
 
 /**
- * Files that run alone, after the parallel group. Each measures wall time or event-loop lag with a
- * bound that a machine busy with two other test files could break through no fault of the code.
- * Keyed by the path under dist/test.
+ * Files that run after the parallel group, two at a time. Each measures wall time or event-loop lag
+ * with a bound that a machine busy with the parallel group's files could break through no fault of
+ * the code; beside one another they keep their margins (decision 121). Keyed by the path under
+ * dist/test.
  */
 const SERIAL = new Map([
   // (The thread tier's concurrency and the hostile schemas' stalls are asserted by the host's own
@@ -132,14 +135,22 @@ const slowRank = (f) => {
 const parallel = files.filter((f) => !SERIAL.has(underTest(f))).sort((a, b) => slowRank(a) - slowRank(b) || a.localeCompare(b));
 const serial = files.filter((f) => SERIAL.has(underTest(f)));
 
-const concurrencyText = process.env.TEST_CONCURRENCY ?? '4';
-const concurrency = Number(concurrencyText);
-if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`run-tests: TEST_CONCURRENCY=${concurrencyText} is not a whole number >= 1`);
-  process.exit(2);
+/** A whole number >= 1 from the environment variable `name`, or `fallback` when it is unset. */
+function width(name, fallback) {
+  const text = process.env[name] ?? String(fallback);
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`run-tests: ${name}=${text} is not a whole number >= 1`);
+    process.exit(2);
+  }
+  return n;
 }
+const concurrency = width('TEST_CONCURRENCY', 4);
+// Two: the serial group took 9.3-12.2 s instead of 13.6-14.5 s one at a time (load 6-8), with every
+// bound's margin kept (decision 121); three put an operator command over its 2 s once at load 15.
+const serialConcurrency = width('TEST_SERIAL_CONCURRENCY', 2);
 
-console.log(`run-tests: ${files.length} file(s)${filters.length ? ` matching ${filters.join(', ')}` : ''}: ${parallel.length} in parallel (${concurrency} at a time), then ${serial.length} serial`);
+console.log(`run-tests: ${files.length} file(s)${filters.length ? ` matching ${filters.join(', ')}` : ''}: ${parallel.length} in parallel (${concurrency} at a time), then ${serial.length} serial (${serialConcurrency} at a time)`);
 for (const f of parallel) console.log(`  ${f}`);
 for (const f of serial) console.log(`  ${f}  (serial: ${SERIAL.get(underTest(f))})`);
 
@@ -250,7 +261,7 @@ const countDir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-tests-'));
 const started = Date.now();
 const results = [];
 if (parallel.length > 0) results.push(['parallel', await runGroup('parallel', parallel, concurrency)]);
-if (serial.length > 0 && !stopping) results.push(['serial', await runGroup('serial', serial, 1)]);
+if (serial.length > 0 && !stopping) results.push(['serial', await runGroup('serial', serial, serialConcurrency)]);
 if (stopping) results.push([`stopped by ${stopping}`, { ok: false, counts: null }]);
 fs.rmSync(countDir, { recursive: true, force: true });
 const total = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0]));

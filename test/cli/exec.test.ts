@@ -60,6 +60,8 @@ test('exec --timeout 2 kills a tree with a setsid escapee and returns 124 after 
   const r = execJson(['--timeout', '2', '--', 'sh', '-c', 'setsid sleep 60 & sleep 60'], state());
   assert.equal(r.status, 124);
   assert.equal(r.out.reason, 'timeout');
+  // Printed, so a run's margin to the bound is on record (the serial group's files run together).
+  console.log(`exec --timeout 2: the supervisor measured ${r.out.durationMs} ms (bound 1900-4500 ms)`);
   assert.ok(r.out.durationMs >= 1900 && r.out.durationMs < 4500, `duration ${r.out.durationMs}`);
   assert.equal(r.out.killed.escapees, 1);
   assert.equal(r.out.killed.survivors, 0);
@@ -142,6 +144,7 @@ test('a second Ctrl-C does not wait for the grace: the tree is killed at once', 
   cli.kill('SIGINT');
   const code = await new Promise<number | null>((r) => cli.on('close', (c) => r(c)));
   assert.equal(code, 130);
+  console.log(`exec: the second Ctrl-C ended the run ${Date.now() - t0} ms after the first (bound 10000 ms)`);
   assert.ok(Date.now() - t0 < 10_000, 'the second Ctrl-C forced the kill');
   assert.match(stderr, /killing every supervised process now/);
   await waitFor('the tree to be gone', () => markedPids(rec.spawn_id).length === 0, 5_000);
