@@ -12,12 +12,14 @@
 //    the machine (the reason is next to each): TEST_SERIAL_CONCURRENCY (default 2) at a time. They
 //    are light (a few CLI starts, one chromium, mostly waiting): what breaks their bounds is a
 //    machine full of the parallel group's files, not one of them beside another (decision 121).
+// TEST_CPU=1 adds each file's CPU-seconds (perf stat: the file and every process under it) to its
+// line and each group's total: the suite is CPU-bound, so that is the figure to compare.
 // This script schedules the files itself, one `node FILE` each with the reporters (what `node
 // --test` starts per file, without a runner process above it), because `node --test` starts files
 // in its own (path) order: the slowest files (SLOW_FIRST) began last and ran alone at the end
 // (measured: 66 s of a 400 s run with one file running). Each file's report is printed when the file
 // ends, whole, with its time. The exit code is non-zero if any file failed, hung or could not run.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -146,6 +148,14 @@ function width(name, fallback) {
   return n;
 }
 const concurrency = width('TEST_CONCURRENCY', 4);
+// TEST_CPU=1: each file runs under `perf stat`, which counts the CPU time of the file's process and
+// of every process under it (orphans too); its line shows CPU-seconds beside the wall time, and each
+// group its total. The suite is CPU-bound on two cores, so this is the figure to compare (issue 17).
+const measureCpu = process.env.TEST_CPU === '1';
+if (measureCpu && spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', '-o', '/dev/null', '--', 'true']).status !== 0) {
+  console.error('run-tests: TEST_CPU=1 needs `perf stat` (apt-get install linux-perf) counting this user\'s processes (sysctl kernel.perf_event_paranoid <= 2)');
+  process.exit(2);
+}
 // Two: the serial group took 9.3-12.2 s instead of 13.6-14.5 s one at a time (load 6-8), with every
 // bound's margin kept (decision 121); three put an operator command over its 2 s once at load 15.
 const serialConcurrency = width('TEST_SERIAL_CONCURRENCY', 2);
@@ -178,14 +188,28 @@ function signalGroup(child, sig) {
 const FILE_TIMEOUT_MS = 900_000;
 const COUNT_KEYS = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
 
-/** Runs one file in its own process; resolves to { ok, counts, output, secs }. */
+/** The CPU-seconds `perf stat -x,` wrote to `file` (its task-clock line is in milliseconds), or null. */
+function cpuSeconds(file) {
+  try {
+    const line = fs.readFileSync(file, 'utf8').split('\n').find((l) => l.includes('task-clock'));
+    const ms = Number(line?.split(',')[0]);
+    return Number.isFinite(ms) ? ms / 1000 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs one file in its own process; resolves to { ok, counts, output, secs, cpu }. */
 function runFile(file, countFile, tapFile) {
   return new Promise((resolve) => {
     const started = Date.now();
     const tap = tapFile ? ['--test-reporter=tap', `--test-reporter-destination=${tapFile}`] : [];
     const counter = [`--test-reporter=${pathToFileURL(path.join(root, 'scripts', 'test-count-reporter.mjs')).href}`, `--test-reporter-destination=${countFile}`];
     let output = '';
-    const child = spawn(process.execPath, ['--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, file], {
+    const node = [process.execPath, '--test-reporter=spec', '--test-reporter-destination=stdout', ...tap, ...counter, file];
+    const cpuFile = `${countFile}.cpu`;
+    const [command, ...args] = measureCpu ? ['perf', 'stat', '-x,', '-e', 'task-clock', '-o', cpuFile, '--', ...node] : node;
+    const child = spawn(command, args, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a hung file is stopped with everything it started.
@@ -200,7 +224,7 @@ function runFile(file, countFile, tapFile) {
       signalGroup(child, 'SIGKILL');
     }, FILE_TIMEOUT_MS);
     child.on('error', (err) => {
-      output += `run-tests: could not start ${process.execPath}: ${err.message}\n`;
+      output += `run-tests: could not start ${command}: ${err.message}\n`;
     });
     // 'close' after 'exit': the pipes hold the reporter's last lines.
     child.on('close', (code, signal) => {
@@ -215,7 +239,7 @@ function runFile(file, countFile, tapFile) {
       } catch {
         // no counts: the file did not finish (it fails by its exit code)
       }
-      resolve({ ok: code === 0 && counts !== null, counts, output, secs });
+      resolve({ ok: code === 0 && counts !== null, counts, output, secs, cpu: measureCpu ? cpuSeconds(cpuFile) : null });
     });
   });
 }
@@ -228,6 +252,7 @@ async function runGroup(name, groupFiles, width) {
   // comparing runs): each file's TAP, in the order the files ended.
   const tapDir = process.env.TEST_TAP_DIR ? path.resolve(process.env.TEST_TAP_DIR) : null;
   const counts = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0]));
+  let cpu = 0;
   const failed = [];
   const tapParts = [];
   let next = 0;
@@ -240,10 +265,12 @@ async function runGroup(name, groupFiles, width) {
       const r = await runFile(file, path.join(countDir, `${name}-${i}.json`), tapFile);
       done++;
       for (const k of COUNT_KEYS) counts[k] += r.counts?.[k] ?? 0;
+      cpu += r.cpu ?? 0;
       if (!r.ok) failed.push(file);
       if (tapFile && fs.existsSync(tapFile)) tapParts.push(fs.readFileSync(tapFile, 'utf8'));
       const verdict = r.ok ? `${r.counts.pass} passed${r.counts.skipped ? `, ${r.counts.skipped} skipped` : ''}` : `FAILED${r.counts ? ` (${r.counts.fail} of ${r.counts.tests})` : ''}`;
-      process.stdout.write(`\n── ${file}: ${verdict}, ${r.secs.toFixed(1)} s [${done}/${groupFiles.length}, ${((Date.now() - started) / 1000).toFixed(0)} s into the ${name} group]\n${r.output}`);
+      const cpuText = r.cpu === null ? '' : ` (${r.cpu.toFixed(1)} CPU-s)`;
+      process.stdout.write(`\n── ${file}: ${verdict}, ${r.secs.toFixed(1)} s${cpuText} [${done}/${groupFiles.length}, ${((Date.now() - started) / 1000).toFixed(0)} s into the ${name} group]\n${r.output}`);
     }
   };
   await Promise.all(Array.from({ length: Math.min(width, groupFiles.length) }, worker));
@@ -253,8 +280,9 @@ async function runGroup(name, groupFiles, width) {
   }
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   const ok = failed.length === 0 && !stopping;
-  console.log(`\nrun-tests: ${name} group ${ok ? 'passed' : 'FAILED'} in ${secs} s: tests ${counts.tests}, pass ${counts.pass}, fail ${counts.fail}${failed.length ? `; failed files: ${failed.join(', ')}` : ''}`);
-  return { ok, counts };
+  const cpuText = measureCpu ? ` (${cpu.toFixed(1)} CPU-s)` : '';
+  console.log(`\nrun-tests: ${name} group ${ok ? 'passed' : 'FAILED'} in ${secs} s${cpuText}: tests ${counts.tests}, pass ${counts.pass}, fail ${counts.fail}${failed.length ? `; failed files: ${failed.join(', ')}` : ''}`);
+  return { ok, counts, cpu };
 }
 
 const countDir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-tests-'));
@@ -266,7 +294,8 @@ if (stopping) results.push([`stopped by ${stopping}`, { ok: false, counts: null 
 fs.rmSync(countDir, { recursive: true, force: true });
 const total = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0]));
 for (const [, r] of results) for (const k of COUNT_KEYS) total[k] += r.counts?.[k] ?? 0;
+const totalCpu = results.reduce((sum, [, r]) => sum + (r.cpu ?? 0), 0);
 const failedGroups = results.filter(([, r]) => !r.ok).map(([n]) => n);
-console.log(`\nrun-tests: both groups: tests ${total.tests}, pass ${total.pass}, fail ${total.fail} (cancelled ${total.cancelled}), skipped ${total.skipped}, todo ${total.todo}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`\nrun-tests: both groups: tests ${total.tests}, pass ${total.pass}, fail ${total.fail} (cancelled ${total.cancelled}), skipped ${total.skipped}, todo ${total.todo}; ${((Date.now() - started) / 1000).toFixed(1)} s${measureCpu ? `, ${totalCpu.toFixed(1)} CPU-s` : ''}`);
 console.log(`run-tests: ${failedGroups.length === 0 ? 'all groups passed' : `FAILED: ${failedGroups.join(', ')}`}`);
 process.exitCode = failedGroups.length === 0 ? 0 : 1;
