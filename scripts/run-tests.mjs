@@ -8,10 +8,9 @@
 //    in its own process. These files share nothing: each makes its own temp dirs (mkdtemp), ports
 //    (0), spawn ids and cgroups, and sets env vars only in its own process. Most of their time is
 //    spent waiting on child processes and timers, so four at a time fit two cores.
-// 2. serial: the files in SERIAL, after the parallel group has ended, because they measure time on
-//    the machine (the reason is next to each): TEST_SERIAL_CONCURRENCY (default 2) at a time. They
-//    are light (a few CLI starts, one chromium, mostly waiting): what breaks their bounds is a
-//    machine full of the parallel group's files, not one of them beside another (decision 121).
+// 2. serial: the files in SERIAL, one at a time, after the parallel group has ended, because they
+//    measure time on the machine (the reason is next to each). TEST_SERIAL_CONCURRENCY=N runs N at
+//    once, to measure: two at a time failed a bound at load 16-19 (decision 121).
 // TEST_CPU=1 adds each file's CPU-seconds (perf stat: the file and every process under it) to its
 // line and each group's total: the suite is CPU-bound, so that is the figure to compare.
 // This script schedules the files itself, one `node FILE` each with the reporters (what `node
@@ -60,10 +59,10 @@ if (files.length === 0) {
 
 
 /**
- * Files that run after the parallel group, two at a time. Each measures wall time or event-loop lag
- * with a bound that a machine busy with the parallel group's files could break through no fault of
- * the code; beside one another they keep their margins (decision 121). Keyed by the path under
- * dist/test.
+ * Files that run alone, after the parallel group. Each measures wall time or event-loop lag with a
+ * bound that a machine busy with other test files could break through no fault of the code (two of
+ * these at once did: decision 121); each prints its measured values beside its bounds. Keyed by the
+ * path under dist/test.
  */
 const SERIAL = new Map([
   // (The thread tier's concurrency and the hostile schemas' stalls are asserted by the host's own
@@ -156,9 +155,7 @@ if (measureCpu && spawnSync('perf', ['stat', '-x,', '-e', 'task-clock', '-o', '/
   console.error('run-tests: TEST_CPU=1 needs `perf stat` (apt-get install linux-perf) counting this user\'s processes (sysctl kernel.perf_event_paranoid <= 2)');
   process.exit(2);
 }
-// Two: the serial group took 9.3-12.2 s instead of 13.6-14.5 s one at a time (load 6-8), with every
-// bound's margin kept (decision 121); three put an operator command over its 2 s once at load 15.
-const serialConcurrency = width('TEST_SERIAL_CONCURRENCY', 2);
+const serialConcurrency = width('TEST_SERIAL_CONCURRENCY', 1);
 
 console.log(`run-tests: ${files.length} file(s)${filters.length ? ` matching ${filters.join(', ')}` : ''}: ${parallel.length} in parallel (${concurrency} at a time), then ${serial.length} serial (${serialConcurrency} at a time)`);
 for (const f of parallel) console.log(`  ${f}`);
