@@ -43,6 +43,8 @@ export interface TreeContext {
   stateDir: string;
   ownerPid: number;
   ownerStartMarker: string;
+  /** The supervisor's principal, recorded on a tree that names none itself. */
+  principal: string | null;
   leaders(): ReadonlySet<number>;
   /** True when no live tree other than `self` started before `startTime`. */
   soleOwner(self: LiveTree, startTime: bigint): boolean;
@@ -177,6 +179,7 @@ export class LiveTree implements SupervisedTree {
           command: opts.command,
           ownerPid: ctx.ownerPid,
           ownerStartMarker: ctx.ownerStartMarker,
+          principal: opts.principal ?? ctx.principal,
           startedAt: Date.now(),
         });
       } catch (cause) {
@@ -389,6 +392,7 @@ export class LiveTree implements SupervisedTree {
         command: opts.command,
         ownerPid: ctx.ownerPid,
         ownerStartMarker: ctx.ownerStartMarker,
+        principal: opts.principal ?? ctx.principal,
         startedAt: this.startedAt,
       });
     } catch (cause) {
