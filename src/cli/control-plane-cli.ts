@@ -3,6 +3,7 @@
 // there; `supervisor approvals --store …` on any machine lists and answers them. Loaded only when
 // a store URL is given: the pg driver costs a start that the other commands need not pay.
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { Approver, ApprovalRequest } from '../policy/index.js';
 import type { ListedApproval } from '../store/index.js';
 import { shownDigest, type ApprovalAnswer, type ApprovalAnswerOutcome } from '../operator/approval-answer.js';
@@ -108,6 +109,26 @@ export async function controlPlaneCancel(url: string, id: string, waitMs: number
   }
 }
 
+/** One control-plane session's chain as `audit verify --store` reports it, with the host events it anchors. */
+export interface ControlPlaneChain {
+  verification: import('../store/index.js').ChainVerification;
+  anchors: import('../control-plane/index.js').AnchorRow[];
+}
+
+/** Verifies the local principal's chains on the control plane (one with `only`: its id or its run's local session id). */
+export async function controlPlaneAudit(url: string, only: string | null): Promise<{ store: string; chains: ControlPlaneChain[] }> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-audit');
+  try {
+    const chains: ControlPlaneChain[] = [];
+    for (const id of await cp.principalSessionIds(pool, localPrincipal(), only)) {
+      chains.push({ verification: await cp.verifyControlPlaneChain(pool, id), anchors: await cp.readAnchors(pool, id) });
+    }
+    return { store: cp.redactUrl(url), chains };
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Who answered, as the asking member is told: the machine, not only a pid. */
 export function controlPlaneDecidedBy(): string {
   return `supervisor approvals on ${hostname()} (pid ${process.pid})`;
@@ -144,7 +165,7 @@ export interface RunMembership {
  */
 export async function joinForRun(
   url: string,
-  o: { waitMs: number; coreDir: string; onPending: (id: string, r: ApprovalRequest) => void; onStop: (stop: ControlPlaneStop) => void },
+  o: { waitMs: number; coreDir: string; stateDir: string; onPending: (id: string, r: ApprovalRequest) => void; onStop: (stop: ControlPlaneStop) => void },
 ): Promise<RunMembership> {
   const cp = await import('../control-plane/index.js');
   const { ControlPlaneApprover } = await import('../policy/control-plane-approver.js');
@@ -168,6 +189,7 @@ export async function joinForRun(
       }
     });
     opened.push(() => listener.close());
+    let shipper: { stop(): Promise<void> } | null = null;
     const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: lost });
     return {
       approver,
@@ -175,9 +197,12 @@ export async function joinForRun(
       async attach(sessionId, principal) {
         const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
         listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));
+        shipper = await anchorChain(cp, { member, lease, stateDir: o.stateDir, sessionId, onLost: lost });
         return lease.id;
       },
       async leave(status) {
+        // The run's last events (its end) are anchored before its control-plane session ends.
+        await shipper?.stop();
         for (const lease of await approver.openedLeases()) await cp.endOwnedSession(member, lease, status).catch(() => undefined);
         await unwind();
       },
@@ -186,4 +211,28 @@ export async function joinForRun(
     await unwind();
     throw err;
   }
+}
+
+/**
+ * Starts copying the run's local audit chain to its control-plane session (decision 124), read
+ * through a connection of its own: the copy goes on after the session's store is closed, so the
+ * run's last event is anchored too. `stop()` ships what is left and closes the connection.
+ */
+async function anchorChain(
+  cp: typeof import('../control-plane/index.js'),
+  o: { member: import('../control-plane/index.js').ControlPlaneMember; lease: import('../control-plane/index.js').Lease; stateDir: string; sessionId: string; onLost: (why: string) => void },
+): Promise<{ stop(): Promise<void> }> {
+  const { openStore, readEvents } = await import('../store/index.js');
+  const db = openStore(join(o.stateDir, 'supervisor.db'), { checkpointer: false });
+  const shipper = new cp.ChainShipper({ member: o.member, lease: o.lease, read: (afterSeq, limit) => readEvents(db, o.sessionId, { afterSeq, limit }), onLost: o.onLost });
+  shipper.start();
+  return {
+    async stop() {
+      try {
+        await shipper.stop();
+      } finally {
+        db.close();
+      }
+    },
+  };
 }

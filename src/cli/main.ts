@@ -76,15 +76,15 @@ export async function runCli(argv: string[]): Promise<void> {
 
 /**
  * Commands that read this machine's store only: an exported SUPERVISOR_STORE_URL does not reach
- * them (--store is for run, approvals, sessions and cancel), and they say so rather than quietly
+ * them (--store is for run, approvals, sessions, cancel and audit), and they say so rather than quietly
  * show a different store than the operator expects.
  */
-const LOCAL_STORE_ONLY = new Set(['tasks', 'logs', 'ps', 'subagents', 'audit', 'reconcile', 'web', 'evolve', 'call', 'serve', 'catalog']);
+const LOCAL_STORE_ONLY = new Set(['tasks', 'logs', 'ps', 'subagents', 'reconcile', 'web', 'evolve', 'call', 'serve', 'catalog']);
 
 async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command !== undefined && LOCAL_STORE_ONLY.has(command) && process.env.SUPERVISOR_STORE_URL) {
-    cliIo().stderr.write(`supervisor ${command}: note: SUPERVISOR_STORE_URL is set, but ${command} reads this machine's store; --store is for run, approvals, sessions and cancel\n`);
+    cliIo().stderr.write(`supervisor ${command}: note: SUPERVISOR_STORE_URL is set, but ${command} reads this machine's store; --store is for run, approvals, sessions, cancel and audit\n`);
   }
   switch (command) {
     case undefined:

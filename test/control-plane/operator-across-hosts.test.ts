@@ -11,6 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import SqliteDatabase from 'better-sqlite3';
+import { eventHash, genesisHash } from '../../src/store/event-chain.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -176,6 +178,46 @@ describe('operator commands across members on the control plane', { skip, timeou
     const pool = pools.at(-1)!;
     const sessions = await pool.query<{ status: string }>("SELECT status FROM sessions WHERE id LIKE '%@%'");
     assert.deepEqual(sessions.rows.map((r) => r.status), ['ended']);
+
+    // Its audit chain is anchored there: every local event, its end included, copied in order
+    // with its local seq and hash, and verified from any member.
+    const localSession = lines[0]!.session as string;
+    const audit = async (stateDir: string) => {
+      const r = await runMain('audit', 'verify', '--store', url, '--session', localSession, '--state-dir', stateDir, '--json');
+      return { status: r.status, stderr: r.stderr, out: r.stdout ? (JSON.parse(r.stdout) as { ok: boolean; differing: number; sessions: { ok: boolean; anchors: { where: string; anchors: number; matched: number; differsAt: number | null } }[] }) : null };
+    };
+    const local = new SqliteDatabase(join(hostA, 'supervisor.db'));
+    const localEvents = local.prepare('SELECT seq, kind, at, payload, hash FROM runtime_events WHERE session_id = ? ORDER BY seq').all(localSession) as { seq: number; kind: string; at: number; payload: string; hash: string }[];
+    assert.equal(localEvents.at(-1)!.kind, 'session.ended');
+    const here = await audit(hostA);
+    assert.equal(here.status, 0, here.stderr);
+    assert.equal(here.out!.sessions.length, 1);
+    assert.deepEqual(here.out!.sessions[0]!.anchors, { where: 'here', localSession, anchors: localEvents.length, matched: localEvents.length, differsAt: null });
+    const elsewhere = await audit(dir('cp-other-host-'));
+    assert.equal(elsewhere.status, 0, elsewhere.stderr);
+    assert.equal(elsewhere.out!.sessions[0]!.anchors.where, 'elsewhere', 'another machine verifies the copy, and says it cannot compare');
+
+    // Someone with the host rewrites its chain consistently (every hash and the head recomputed):
+    // the local check passes, the copy on the control plane catches it.
+    const victim = localEvents.find((e) => e.payload.includes('second-ran'))!;
+    let prev = victim.seq === 1 ? genesisHash(localSession) : localEvents[victim.seq - 2]!.hash;
+    const rewrite = local.transaction(() => {
+      for (const e of localEvents.filter((x) => x.seq >= victim.seq)) {
+        const payload = e.seq === victim.seq ? e.payload.replaceAll('second-ran', 'nothing-ran') : e.payload;
+        const hash = eventHash(prev, localSession, e.seq, e.kind, e.at, payload);
+        local.prepare('UPDATE runtime_events SET payload = ?, prev_hash = ?, hash = ? WHERE session_id = ? AND seq = ?').run(payload, prev, hash, localSession, e.seq);
+        prev = hash;
+      }
+      local.prepare('UPDATE chain_heads SET hash = ? WHERE session_id = ?').run(prev, localSession);
+    });
+    rewrite();
+    local.close();
+    const localCheck = await runMain('audit', 'verify', '--session', localSession, '--state-dir', hostA);
+    assert.equal(localCheck.status, 0, 'the rewrite is consistent: the local chain alone cannot tell');
+    const caught = await audit(hostA);
+    assert.equal(caught.status, 1);
+    assert.equal(caught.out!.differing, 1);
+    assert.equal(caught.out!.sessions[0]!.anchors.differsAt, victim.seq);
   });
 
   it('sessions --store lists a run of another member with its host and pid; cancel --store stops it there, tree and all', async () => {
@@ -264,7 +306,7 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
       // A command that does not take --store says that the variable does not reach it.
       const local = await runMain('tasks', '--state-dir', state);
-      assert.match(local.stderr, /^supervisor tasks: note: SUPERVISOR_STORE_URL is set, but tasks reads this machine's store; --store is for run, approvals, sessions and cancel\n/);
+      assert.match(local.stderr, /^supervisor tasks: note: SUPERVISOR_STORE_URL is set, but tasks reads this machine's store; --store is for run, approvals, sessions, cancel and audit\n/);
     } finally {
       process.env = env;
     }
