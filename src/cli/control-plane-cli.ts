@@ -86,6 +86,16 @@ export async function controlPlaneSessions(url: string, limit: number): Promise<
   }
 }
 
+/** The local principal's tasks on the control plane, from every member, newest first. */
+export async function controlPlaneTasks(url: string, o: { sessionId?: string; limit: number }): Promise<import('../control-plane/index.js').ListedTask[]> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-tasks');
+  try {
+    return await cp.listTasks(pool, localPrincipal(), o);
+  } finally {
+    await pool.end();
+  }
+}
+
 /**
  * Cancels the local principal's session `id` on whichever member runs it, then waits up to
  * `waitMs` for it to end there. `outcome`: what the request found; `status`: the session's status

@@ -12,7 +12,7 @@ import { localPrincipal } from './principal.js';
 import { parseFlags, type ParsedFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
-import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
+import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, controlPlaneTasks, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
 
 export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR | --store URL]
 
@@ -21,9 +21,12 @@ was interrupted (its supervisor died; see supervisor reconcile). --store postgre
 $SUPERVISOR_STORE_URL) lists your runs on every machine of that control plane (runs started with
 --store), each with the host and pid that owns it.
 `;
-export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR]
+export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR | --store URL]
 
 Lists your background tasks, newest first: id, status, exit code or reason, session, summary.
+--store postgres://… (or $SUPERVISOR_STORE_URL) lists your tasks on that control plane's work
+queue instead, from every machine: status, attempts, rescues, and the host and pid of the member
+that runs (or ran) each; --session takes a session id from supervisor sessions --store.
 `;
 export const LOGS_HELP = `Usage: supervisor logs <task> [--follow] [--json] [--state-dir DIR]
 
@@ -96,15 +99,34 @@ async function controlPlaneSessionList(url: string, f: ParsedFlags): Promise<num
   return 0;
 }
 
+/** `tasks --store`: the work queue's tasks of the principal's sessions, with the member running each. */
+async function controlPlaneTaskList(url: string, f: ParsedFlags): Promise<number> {
+  if (f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+  const session = f.value.get('session');
+  const rows = await controlPlaneTasks(url, { ...(session ? { sessionId: session } : {}), limit: limitOf(f.value.get('limit')) });
+  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ tasks: rows })}\n`);
+  else if (rows.length === 0) cliIo().stdout.write('no tasks of yours on the control plane\n');
+  else {
+    for (const t of rows) {
+      const runner = t.host === null ? 'not claimed' : `${displayText(t.host)} pid ${t.pid}${t.memberStatus === 'alive' ? '' : ` (member ${t.memberStatus})`}`;
+      const tries = `attempt ${t.attempts}, rescued ${t.rescues} of ${t.maxRescues}`;
+      cliIo().stdout.write(`${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${displayText(t.kind)}  ${runner}  ${tries}${t.reason ? ` (${displayText(t.reason)})` : ''}  ${t.sessionId}\n`);
+    }
+  }
+  return 0;
+}
+
 function taskLine(t: TaskRecord): string {
   const end = t.status === 'running' ? '' : ` (${displayText(t.reason ?? (t.exitCode === null ? '?' : `exit code ${t.exitCode}`))})`;
   return `${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${t.sessionId}  ${displayPreview(t.summary, 80, 'supervisor tasks --json prints all')}${end}`;
 }
 
 export async function runTasks(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['session', 'limit', 'state-dir'], multi: [] }, 'tasks');
+  const f = parseFlags(argv, { bool: ['json'], value: ['session', 'limit', 'state-dir', 'store'], multi: [] }, 'tasks');
   if (f.help) return void cliIo().stdout.write(TASKS_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('tasks takes no arguments; see supervisor tasks --help');
+  const url = storeUrlOf(f.value.get('store'));
+  if (url !== undefined) return controlPlaneTaskList(url, f);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   try {
     const session = f.value.get('session');

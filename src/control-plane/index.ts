@@ -9,7 +9,7 @@ export { ControlPlaneMember, MAX_LEASE_MS, type MemberIdentity, type MemberOptio
 export { fenceRow, fencedUpdate, reclaimExpiredMembers, type Lease, type OwnedTable, type ReclaimedMember, type ReclaimedTask } from './leases.js';
 export { appendChainEvents, verifyControlPlaneChain, controlPlaneSessionIds, readAnchors, principalSessionIds, type AnchorRow, type NewChainEvent } from './chain.js';
 export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession, listSessions, requestSessionCancel, CANCEL_CHANNEL, type ListedSession } from './sessions.js';
-export { enqueueTask, claimTask, recordTaskEvent, finishTask, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask } from './work-queue.js';
+export { enqueueTask, claimTask, recordTaskEvent, finishTask, listTasks, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask, type ListedTask } from './work-queue.js';
 export { requestApproval, getApproval, listPendingApprovals, answerApproval, closeApproval, APPROVAL_CHANNEL, type ControlPlaneApproval, type ControlPlaneApprovalStatus, type NewApproval } from './approvals.js';
 export { ControlPlaneListener, LISTENER_APPLICATION_NAME, type ListenerOptions } from './listener.js';
 export { archiveFinished, type ArchiveOptions, type Archived } from './archive.js';

@@ -1,5 +1,7 @@
 // Operator commands across members on a real PostgreSQL (issue 21). `sessions --store` lists a
-// run of another machine with its host and pid; `cancel --store` stops it there, its tree too.
+// run of another machine with its host and pid, `tasks --store` the work queued in it; `cancel
+// --store` stops it there, its tree too. `audit verify --store` checks the run's chain copied to the
+// control plane, and catches the host's chain rewritten (every hash recomputed) after the copy.
 // Approvals: a `supervisor run --store` waits on
 // the control plane and an operator answers with `supervisor approvals --store` from another
 // process (another state dir: nothing local is shared); the answer arrives by NOTIFY, and after
@@ -21,6 +23,8 @@ import {
   LISTENER_APPLICATION_NAME,
   answerApproval,
   createOwnedSession,
+  createSharedSession,
+  enqueueTask,
   migrateControlPlane,
   openPool,
   requestApproval,
@@ -220,7 +224,7 @@ describe('operator commands across members on the control plane', { skip, timeou
     assert.equal(caught.out!.sessions[0]!.anchors.differsAt, victim.seq);
   });
 
-  it('sessions --store lists a run of another member with its host and pid; cancel --store stops it there, tree and all', async () => {
+  it('sessions --store lists a run of another member with its host and pid; tasks --store its queued work, not another principal\'s; cancel --store stops it there, tree and all', async () => {
     const marker = `sleep ${30 + Math.floor(Math.random() * 1000) / 1000}`;
     const core = makeCore({
       'agent.yaml': 'name: sleeper\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
@@ -235,6 +239,22 @@ describe('operator commands across members on the control plane', { skip, timeou
       const mine = rows.find((r) => r.status === 'running' && r.pid === run.child.pid);
       assert.ok(mine, `the run (pid ${run.child.pid}) is listed: ${listed.stdout}`);
       assert.equal(mine.created.core, core);
+
+      // Work queued in that session on the control plane is listed from any member, with its
+      // state there; a task of another principal's session is not.
+      const pool = await openPool(url);
+      pools.push(pool);
+      const queued = await enqueueTask(pool, { sessionId: mine.id, kind: 'index', input: { path: 'src' } });
+      const foreignSession = await createSharedSession(pool, {});
+      await pool.query("UPDATE sessions SET principal = 'someone-else' WHERE id = $1", [foreignSession]);
+      const foreign = await enqueueTask(pool, { sessionId: foreignSession, kind: 'index', input: {} });
+      const tasks = await runMain('tasks', '--store', url, '--json');
+      assert.equal(tasks.status, 0, tasks.stderr);
+      const listedTasks = (JSON.parse(tasks.stdout) as { tasks: { id: string; status: string; sessionId: string; host: string | null; attempts: number }[] }).tasks;
+      assert.deepEqual(listedTasks.map((t) => [t.id, t.status, t.sessionId, t.host, t.attempts]), [[queued, 'queued', mine.id, null, 0]]);
+      assert.ok(!tasks.stdout.includes(foreign), "another principal's task is not listed");
+      const bySession = await runMain('tasks', '--store', url, '--session', mine.id.split('@')[0]!);
+      assert.match(bySession.stdout, new RegExp(`^${queued}  queued .* index  not claimed  attempt 0, rescued 0 of 3  ${mine.id}\n$`));
 
       const cancelled = await runMain('cancel', mine.id, '--store', url, '--wait', '20', '--json');
       assert.equal(cancelled.status, 0, cancelled.stderr);
@@ -305,8 +325,8 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.equal(fromEnv.status, 2);
       assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
       // A command that does not take --store says that the variable does not reach it.
-      const local = await runMain('tasks', '--state-dir', state);
-      assert.match(local.stderr, /^supervisor tasks: note: SUPERVISOR_STORE_URL is set, but tasks reads this machine's store; --store is for run, approvals, sessions, cancel and audit\n/);
+      const local = await runMain('ps', '--state-dir', state);
+      assert.match(local.stderr, /^supervisor ps: note: SUPERVISOR_STORE_URL is set, but ps reads this machine's store; --store is for run, approvals, sessions, tasks, cancel and audit\n/);
     } finally {
       process.env = env;
     }
