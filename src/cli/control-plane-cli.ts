@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Approver, ApprovalRequest } from '../policy/index.js';
 import type { ListedApproval } from '../store/index.js';
-import { shownDigest, type ApprovalAnswer, type ApprovalAnswerOutcome } from '../operator/approval-answer.js';
+import type { ApprovalAnswer, ApprovalAnswerOutcome } from '../operator/approval-answer.js';
 import { localPrincipal } from './principal.js';
 import { UsageError } from './usage.js';
 
@@ -46,21 +46,15 @@ export async function controlPlaneApprovals(url: string): Promise<ApprovalsBacke
   return {
     // A control-plane session has no delegation chain of its own: the request's session is its chain.
     list: async () => (await cp.listPendingApprovals(pool, principal)).map((r) => ({ ...r, chain: [r.sessionId] })),
-    async answer(a) {
-      const expect = a.expect?.trim().toLowerCase();
-      const r = await cp.answerApproval(pool, principal, {
-        id: a.id,
-        approve: a.approve,
-        remember: a.always,
-        decidedBy: a.decidedBy,
-        ...(expect !== undefined ? { matches: (x) => shownDigest(x) === expect } : {}),
-      });
-      if (!r.record) return { kind: 'not-found' };
-      if (r.mismatch) return { kind: 'digest-mismatch', digest: shownDigest(r.record) };
-      return r.answered ? { kind: 'answered', record: r.record } : { kind: 'lost', record: r.record };
-    },
+    answer: async (a) => (await import('../operator/control-plane-operator-store.js')).answerOnControlPlane(cp, pool, principal, a),
     close: () => pool.end(),
   };
+}
+
+/** The control plane as the operator's port (supervisor web --store), for the local principal. */
+export async function controlPlaneOperatorStore(url: string): Promise<import('../operator/operator-store.js').OperatorStore> {
+  const { openControlPlaneOperatorStore } = await import('../operator/control-plane-operator-store.js');
+  return controlPlane(() => openControlPlaneOperatorStore(url, localPrincipal()));
 }
 
 /** One short-lived connection for an operator command on the control plane (migrated, like a local store is). */

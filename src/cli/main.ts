@@ -47,7 +47,7 @@ Commands:
                                     approvals, process trees and delegations, live
 
 Several machines on one PostgreSQL control plane: --store postgres://… (or $SUPERVISOR_STORE_URL)
-on run, sessions, tasks, approvals, cancel and audit verify. Process trees and task logs stay on
+on run, sessions, tasks, approvals, cancel, audit verify and web. Process trees and task logs stay on
 the machine that runs them (ps, logs and reconcile there).
 
 Run "supervisor <command> --help" for the options of one command.
@@ -80,15 +80,15 @@ export async function runCli(argv: string[]): Promise<void> {
 
 /**
  * Commands that read this machine's store only: an exported SUPERVISOR_STORE_URL does not reach
- * them (--store is for run, approvals, sessions, tasks, cancel and audit), and they say so rather than quietly
+ * them (--store is for run, approvals, sessions, tasks, cancel, audit and web), and they say so rather than quietly
  * show a different store than the operator expects.
  */
-const LOCAL_STORE_ONLY = new Set(['logs', 'ps', 'subagents', 'reconcile', 'web', 'evolve', 'call', 'serve', 'catalog']);
+const LOCAL_STORE_ONLY = new Set(['logs', 'ps', 'subagents', 'reconcile', 'evolve', 'call', 'serve', 'catalog']);
 
 async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command !== undefined && LOCAL_STORE_ONLY.has(command) && process.env.SUPERVISOR_STORE_URL) {
-    cliIo().stderr.write(`supervisor ${command}: note: SUPERVISOR_STORE_URL is set, but ${command} reads this machine's store; --store is for run, approvals, sessions, tasks, cancel and audit\n`);
+    cliIo().stderr.write(`supervisor ${command}: note: SUPERVISOR_STORE_URL is set, but ${command} reads this machine's store; --store is for run, approvals, sessions, tasks, cancel, audit and web\n`);
   }
   switch (command) {
     case undefined:

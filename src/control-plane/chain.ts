@@ -4,10 +4,11 @@
 // at once: the head row is locked (SELECT … FOR UPDATE) inside the appending transaction, so the
 // next append waits for this one to commit and then extends the head it left.
 import type pg from 'pg';
-import { eventHash, genesisHash, prepareEvent, type AppendedEvent } from '../store/event-chain.js';
+import { eventHash, genesisHash, prepareEvent, type AppendedEvent, type StoredEvent } from '../store/event-chain.js';
+import { parseCanonicalJson } from '../store/canonical-json.js';
 import { verifyChainEvents, type ChainEventRow, type ChainVerification } from '../store/chain-verify.js';
 import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from '../store/store-errors.js';
-import type { ControlPlanePool } from './connect.js';
+import type { ControlPlanePool, Queryable } from './connect.js';
 
 export interface NewChainEvent {
   kind: string;
@@ -181,4 +182,17 @@ export async function principalSessionIds(pool: ControlPlanePool, principal: str
     [principal, only],
   );
   return r.rows.map((x) => x.id);
+}
+
+/** A session's events after `afterSeq` (the archive included), in order, at most `limit`. */
+export async function readChainEvents(q: Queryable, sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+  const r = await q.query<ChainEventRow>(
+    `SELECT seq, kind, at, payload, prev_hash, hash FROM (SELECT * FROM runtime_events WHERE session_id = $1 AND seq > $2
+       UNION ALL SELECT * FROM runtime_events_archive WHERE session_id = $1 AND seq > $2) e ORDER BY seq LIMIT $3`,
+    [sessionId, afterSeq, limit],
+  );
+  return r.rows.map((x) => {
+    const parsed = parseCanonicalJson(x.payload);
+    return { sessionId, seq: x.seq, kind: x.kind, at: x.at, prevHash: x.prev_hash, hash: x.hash, payload: parsed.ok ? parsed.value : x.payload };
+  });
 }

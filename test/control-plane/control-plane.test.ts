@@ -3,6 +3,7 @@
 // concurrent appends (verified with the SQLite store's own verifier).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { OPERATOR_CHANGES_KEPT } from '../../src/store/operator-changes.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';
 import {
@@ -79,10 +80,10 @@ describe('PostgreSQL control plane', { skip }, () => {
     const three = await Promise.all([0, 1, 2].map(() => openPool(url)));
     pools.push(...three);
     const applied = await Promise.all(three.map((p) => migrateControlPlane(p)));
-    assert.deepEqual(applied.flat().sort(), [1, 2, 3, 4, 5, 6], 'each migration ran exactly once across the three');
+    assert.deepEqual(applied.flat().sort(), [1, 2, 3, 4, 5, 6, 7], 'each migration ran exactly once across the three');
     assert.deepEqual(await migrateControlPlane(three[0]!), []);
     const versions = await three[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7]);
     // A schema from a newer supervisor is refused with what to do, not half-used.
     await three[0]!.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')");
     await assert.rejects(migrateControlPlane(three[1]!), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_TOO_NEW' && /version 99.*upgrade this supervisor/.test(e.message));
@@ -385,7 +386,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.match(!broken.ok ? broken.detail : '', /edited/);
   });
 
-  it('finished rows leave the hot tables: an ended session\'s events, finished tasks, decided approvals; chains still verify, running work stays', async () => {
+  it('finished rows leave the hot tables: an ended session\'s events, finished tasks, decided approvals; chains still verify, running work stays; the live feed keeps its newest rows', async () => {
     const { pool } = await freshPlane();
     const m = await join(pool, { archiveEveryMs: 0 });
     // Finished: a session that ended, a task that succeeded, an approval that was answered.
@@ -421,6 +422,12 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.deepEqual((await listSessions(pool, 'p')).map((x) => x.id).sort(), [ended.id, running.id].sort(), 'an archived session is still listed');
     // A second pass finds nothing more.
     assert.deepEqual(await archiveFinished(pool, { olderThanMs: 0 }), { sessions: 0, events: 0, tasks: 0, attempts: 0, approvals: 0 });
+    // The operator's live feed keeps its newest OPERATOR_CHANGES_KEPT rows, the newest among them.
+    await pool.query("INSERT INTO operator_changes (kind, ref, session_id, principal, status) SELECT 'session', 'flood', 'flood', 'p', 'running' FROM generate_series(1, $1::int)", [OPERATOR_CHANGES_KEPT + 10]);
+    const newest = await count('SELECT max(seq)::int AS n FROM operator_changes', []);
+    await archiveFinished(pool, { olderThanMs: 0 });
+    assert.equal(await count('SELECT count(*)::int AS n FROM operator_changes', []), OPERATOR_CHANGES_KEPT);
+    assert.equal(await count('SELECT max(seq)::int AS n FROM operator_changes', []), newest);
     // A member's sweep does it on its own, when asked to.
     const later = await createOwnedSession(m, {}, undefined, 'p');
     await endOwnedSession(m, later, 'completed');

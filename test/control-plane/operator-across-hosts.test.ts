@@ -326,7 +326,7 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
       // A command that does not take --store says that the variable does not reach it.
       const local = await runMain('ps', '--state-dir', state);
-      assert.match(local.stderr, /^supervisor ps: note: SUPERVISOR_STORE_URL is set, but ps reads this machine's store; --store is for run, approvals, sessions, tasks, cancel and audit\n/);
+      assert.match(local.stderr, /^supervisor ps: note: SUPERVISOR_STORE_URL is set, but ps reads this machine's store; --store is for run, approvals, sessions, tasks, cancel, audit and web\n/);
     } finally {
       process.env = env;
     }
