@@ -91,27 +91,42 @@ export async function controlPlaneTasks(url: string, o: { sessionId?: string; li
 }
 
 /**
- * Cancels the local principal's session `id` on whichever member runs it, then waits up to
- * `waitMs` for it to end there. `outcome`: what the request found; `status`: the session's status
- * after the wait (null when there is no such session of yours).
+ * Cancels the local principal's session or task `id` on whichever member runs it, then waits up
+ * to `waitMs` for it to end there. `outcome`: what the request found; `status`: its status after
+ * the wait (null when there is no such session or task of yours).
  */
-export async function controlPlaneCancel(url: string, id: string, waitMs: number): Promise<{ outcome: 'requested' | 'already' | 'ended' | 'missing'; status: string | null }> {
+export async function controlPlaneCancel(url: string, id: string, waitMs: number): Promise<{ what: 'session' | 'task'; outcome: 'requested' | 'already' | 'ended' | 'missing'; status: string | null }> {
   const { cp, pool } = await operatorPool(url, 'supervisor-cancel');
   try {
     const principal = localPrincipal();
-    const outcome = await cp.requestSessionCancel(pool, principal, id, controlPlaneDecidedBy().replace('supervisor approvals', 'supervisor cancel'));
-    const statusOf = async (): Promise<string | null> => (await pool.query<{ status: string }>('SELECT status FROM sessions WHERE id = $1 AND principal = $2', [id, principal])).rows[0]?.status ?? null;
+    const by = controlPlaneDecidedBy().replace('supervisor approvals', 'supervisor cancel');
+    let what: 'session' | 'task' = 'session';
+    let outcome = await cp.requestSessionCancel(pool, principal, id, by);
+    if (outcome === 'missing') {
+      what = 'task';
+      outcome = await cp.requestTaskCancel(pool, principal, id, by);
+    }
+    const statusOf = async (): Promise<string | null> =>
+      (
+        await pool.query<{ status: string }>(
+          what === 'session'
+            ? 'SELECT status FROM sessions WHERE id = $1 AND principal = $2'
+            : 'SELECT t.status FROM (SELECT id, session_id, status FROM tasks UNION ALL SELECT id, session_id, status FROM tasks_archive) t JOIN sessions s ON s.id = t.session_id AND s.principal = $2 WHERE t.id = $1',
+          [id, principal],
+        )
+      ).rows[0]?.status ?? null;
     const deadline = Date.now() + waitMs;
     let status = await statusOf();
     while (status === 'running' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
       status = await statusOf();
     }
-    return { outcome, status };
+    return { what, outcome, status };
   } finally {
     await pool.end();
   }
 }
+
 
 /** One control-plane session's chain as `audit verify --store` reports it, with the host events it anchors. */
 export interface ControlPlaneChain {
@@ -193,7 +208,7 @@ export async function joinForRun(
       }
     });
     opened.push(() => listener.close());
-    let shipper: { stop(): Promise<void> } | null = null;
+    let mirror: { stop(): Promise<void> } | null = null;
     const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: lost });
     return {
       approver,
@@ -201,12 +216,12 @@ export async function joinForRun(
       async attach(sessionId, principal) {
         const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
         listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));
-        shipper = await anchorChain(cp, { member, lease, stateDir: o.stateDir, sessionId, onLost: lost });
+        mirror = await mirrorRun(cp, { member, lease, listener, stateDir: o.stateDir, sessionId, principal, onLost: lost });
         return lease.id;
       },
       async leave(status) {
-        // The run's last events (its end) are anchored before its control-plane session ends.
-        await shipper?.stop();
+        // The run's last tasks and events (its end) are on the control plane before its session ends there.
+        await mirror?.stop();
         for (const lease of await approver.openedLeases()) await cp.endOwnedSession(member, lease, status).catch(() => undefined);
         await unwind();
       },
@@ -218,21 +233,43 @@ export async function joinForRun(
 }
 
 /**
- * Starts copying the run's local audit chain to its control-plane session (decision 124), read
- * through a connection of its own: the copy goes on after the session's store is closed, so the
- * run's last event is anchored too. `stop()` ships what is left and closes the connection.
+ * Starts showing the run on its control-plane session: its audit chain copied (decision 124) and
+ * its background tasks held there (decision 126), read through a store connection of its own: the
+ * copy goes on after the session's store is closed, so the run's end is copied too. A cancel of a
+ * task asked on any member becomes a cancel request in this store, which the run's worker acts on.
+ * `stop()` mirrors what is left and closes the connection.
  */
-async function anchorChain(
+async function mirrorRun(
   cp: typeof import('../control-plane/index.js'),
-  o: { member: import('../control-plane/index.js').ControlPlaneMember; lease: import('../control-plane/index.js').Lease; stateDir: string; sessionId: string; onLost: (why: string) => void },
+  o: {
+    member: import('../control-plane/index.js').ControlPlaneMember;
+    lease: import('../control-plane/index.js').Lease;
+    listener: import('../control-plane/index.js').ControlPlaneListener;
+    stateDir: string;
+    sessionId: string;
+    principal: string;
+    onLost: (why: string) => void;
+  },
 ): Promise<{ stop(): Promise<void> }> {
-  const { openStore, readEvents } = await import('../store/index.js');
+  const { openStore, readEvents, TaskStore } = await import('../store/index.js');
   const db = openStore(join(o.stateDir, 'supervisor.db'), { checkpointer: false });
+  const tasks = new TaskStore(db);
+  const scope = { principal: o.principal };
   const shipper = new cp.ChainShipper({ member: o.member, lease: o.lease, read: (afterSeq, limit) => readEvents(db, o.sessionId, { afterSeq, limit }), onLost: o.onLost });
+  const taskMirror = new cp.RunTaskMirror({
+    member: o.member,
+    lease: o.lease,
+    listener: o.listener,
+    read: () => tasks.list(scope, { sessionId: o.sessionId, limit: 200 }).map((t) => ({ id: t.id, kind: t.kind, summary: t.summary, status: t.status, exitCode: t.exitCode, reason: t.reason })),
+    onCancel: (id) => void tasks.requestCancel(scope, id),
+    onLost: o.onLost,
+  });
   shipper.start();
+  taskMirror.start();
   return {
     async stop() {
       try {
+        await taskMirror.stop();
         await shipper.stop();
       } finally {
         db.close();

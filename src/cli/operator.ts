@@ -35,7 +35,7 @@ Prints a background task's log (redacted; bounded per task, the full output is i
 --json prints one JSON object per chunk: {seq, stream, at, chunk}.
 `;
 export const CANCEL_HELP = `Usage: supervisor cancel <task | spawn id> [--json] [--wait S] [--state-dir DIR]
-       supervisor cancel <session> --store URL [--json] [--wait S]
+       supervisor cancel <session | task> --store URL [--json] [--wait S]
 
 Asks the run that owns the task to stop it (its whole process tree) and waits up to S seconds
 (default 10) for the end state. A spawn id (sp_…, as supervisor ps lists it) names one live
@@ -44,7 +44,8 @@ MCP server): its run stops the whole tree (TERM, then KILL), records the cancel 
 audit chain, and the call returns a cancelled result to the model; the run goes on.
 With --store postgres://… (or $SUPERVISOR_STORE_URL), cancels one of your runs on any machine of
 that control plane (a session id from supervisor sessions --store): the member that owns it stops
-the run and its trees.
+the run and its trees; or one of your tasks there (an id from supervisor tasks --store): the run
+that holds it stops its tree (a task still queued is failed at once).
 Exit status: 0 the task, tree or run ended (a task or run: or had ended), 1 it is still running
 after the wait, 2 no such task, tree or session of yours, or the tree had ended already.
 `;
@@ -110,7 +111,8 @@ async function controlPlaneTaskList(url: string, f: ParsedFlags): Promise<number
     for (const t of rows) {
       const runner = t.host === null ? 'not claimed' : `${displayText(t.host)} pid ${t.pid}${t.memberStatus === 'alive' ? '' : ` (member ${t.memberStatus})`}`;
       const tries = `attempt ${t.attempts}, rescued ${t.rescues} of ${t.maxRescues}`;
-      cliIo().stdout.write(`${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${displayText(t.kind)}  ${runner}  ${tries}${t.reason ? ` (${displayText(t.reason)})` : ''}  ${t.sessionId}\n`);
+      const what = t.summary === null ? '' : `  ${displayPreview(t.summary, 60, 'supervisor tasks --store --json prints all')}`;
+      cliIo().stdout.write(`${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${displayText(t.kind)}${what}  ${runner}  ${tries}${t.reason ? ` (${displayText(t.reason)})` : ''}  ${t.sessionId}\n`);
     }
   }
   return 0;
@@ -214,12 +216,12 @@ export async function runCancel(argv: string[]): Promise<number> {
 /** `cancel --store`: the run that owns the session, on whichever member, is told to stop; then the wait. */
 async function controlPlaneCancelRun(url: string, id: string, waitS: number, f: ParsedFlags): Promise<number> {
   if (f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
-  const { outcome, status } = await controlPlaneCancel(url, id, waitS * 1000);
+  const { what, outcome, status } = await controlPlaneCancel(url, id, waitS * 1000);
   if (outcome === 'missing') {
-    cliIo().stderr.write(`supervisor cancel: no session ${displayText(id)} of yours on the control plane (supervisor sessions --store … lists them)\n`);
+    cliIo().stderr.write(`supervisor cancel: no session or task ${displayText(id)} of yours on the control plane (supervisor sessions --store and tasks --store list them)\n`);
     return 2;
   }
-  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id, cancel: outcome, status })}\n`);
+  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id, ...(what === 'task' ? { task: true } : {}), cancel: outcome, status })}\n`);
   else cliIo().stdout.write(`${id}  ${status ?? '?'}  (${outcome === 'requested' ? 'cancel sent to its member' : outcome === 'already' ? 'a cancel was already asked' : 'it was not running'})\n`);
   return status === 'running' ? 1 : 0;
 }

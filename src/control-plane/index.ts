@@ -15,3 +15,5 @@ export { ControlPlaneListener, LISTENER_APPLICATION_NAME, type ListenerOptions }
 export { archiveFinished, type ArchiveOptions, type Archived } from './archive.js';
 export { ChainShipper, anchoredPayload, type AnchoredPayload, type ChainShipperOptions, type LocalChainReader } from './chain-shipper.js';
 export { changeFeedHead, changeFeedContinuousAfter, changesAfter } from './operator-changes.js';
+export { holdRunTask, requestTaskCancel, type RunTask } from './run-tasks.js';
+export { RunTaskMirror, type LocalTask, type RunTaskMirrorOptions } from './run-task-mirror.js';

@@ -189,6 +189,18 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
       CREATE TRIGGER sessions_change AFTER INSERT OR UPDATE OF status ON sessions FOR EACH ROW EXECUTE FUNCTION operator_change();
       CREATE TRIGGER tasks_change AFTER INSERT OR UPDATE OF status ON tasks FOR EACH ROW EXECUTE FUNCTION operator_change();`,
   },
+  {
+    // A run's own background tasks on the control plane (decision 126): a task its member holds
+    // from the start (never queued), listed from any member with what it runs, and cancelled from
+    // any member by a flag on its row announced on supervisor_cancels; the member that holds it
+    // stops it on its host. The archive gets the same columns in the same order (it is filled by
+    // SELECT *).
+    version: 8,
+    name: 'run tasks and task cancels',
+    sql: `
+      ALTER TABLE tasks ADD COLUMN summary text, ADD COLUMN cancel_requested_at timestamptz, ADD COLUMN cancel_requested_by text;
+      ALTER TABLE tasks_archive ADD COLUMN summary text, ADD COLUMN cancel_requested_at timestamptz, ADD COLUMN cancel_requested_by text;`,
+  },
 ];
 
 // Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.

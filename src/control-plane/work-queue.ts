@@ -116,6 +116,8 @@ export interface ListedTask {
   id: string;
   sessionId: string;
   kind: string;
+  /** A run's task: what it runs, as the run shows it (decision 126); null for queued work. */
+  summary: string | null;
   status: string;
   attempts: number;
   rescues: number;
@@ -134,8 +136,8 @@ export interface ListedTask {
  * `sessionId`, one session's (its control-plane id or its run's local session id).
  */
 export async function listTasks(pool: ControlPlanePool, principal: string, o: { sessionId?: string; limit?: number } = {}): Promise<ListedTask[]> {
-  const r = await pool.query<{ id: string; session_id: string; kind: string; status: string; attempts: number; rescues: number; max_rescues: number; host_id: string | null; pid: number | null; member_status: string | null; reason: string | null; created_at: Date; ended_at: Date | null }>(
-    `SELECT t.id, t.session_id, t.kind, t.status, t.attempts, t.rescues, t.max_rescues, t.reason, t.created_at, t.ended_at,
+  const r = await pool.query<{ id: string; session_id: string; kind: string; summary: string | null; status: string; attempts: number; rescues: number; max_rescues: number; host_id: string | null; pid: number | null; member_status: string | null; reason: string | null; created_at: Date; ended_at: Date | null }>(
+    `SELECT t.id, t.session_id, t.kind, t.summary, t.status, t.attempts, t.rescues, t.max_rescues, t.reason, t.created_at, t.ended_at,
             m.host_id, m.pid, m.status AS member_status
      FROM (SELECT * FROM tasks UNION ALL SELECT * FROM tasks_archive) t
      JOIN sessions s ON s.id = t.session_id AND s.principal = $1
@@ -148,6 +150,7 @@ export async function listTasks(pool: ControlPlanePool, principal: string, o: { 
     id: x.id,
     sessionId: x.session_id,
     kind: x.kind,
+    summary: x.summary,
     status: x.status,
     attempts: x.attempts,
     rescues: x.rescues,

@@ -42,7 +42,7 @@ export function controlPlaneTaskView(t: ListedTask): TaskView {
     kind: displayText(t.kind),
     tool: '',
     status: t.status,
-    summary: displayText(`${runner}; attempt ${t.attempts}, rescued ${t.rescues} of ${t.maxRescues}`),
+    summary: displayText(`${t.summary === null ? '' : `${t.summary} · `}${runner}; attempt ${t.attempts}, rescued ${t.rescues} of ${t.maxRescues}`),
     exitCode: null,
     reason: t.reason === null ? null : displayText(t.reason),
     createdAt: t.createdAt,

@@ -22,6 +22,7 @@ import {
   enqueueTask,
   fencedUpdate,
   finishTask,
+  holdRunTask,
   inTransaction,
   listSessions,
   migrateControlPlane,
@@ -236,7 +237,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true, 'no half-written append');
   });
 
-  it('a dead member’s session is marked interrupted with an audit event by the next sweep', async () => {
+  it('a dead member’s session is marked interrupted with an audit event by the next sweep; a run task it held is failed, never run again', async () => {
     const { pool } = await freshPlane();
     // Leases long enough that event-loop lag on a loaded machine does not fence a member before
     // the test has used it (half a lease without a renewal fences).
@@ -244,6 +245,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     const sweeper = await join(pool, { leaseMs: 8000, reclaimEveryMs: 100 });
     const lease = await createOwnedSession(dead, { title: 'owned' });
     await appendAsOwner(dead, lease, [{ kind: 'note.work', payload: { step: 1 } }]);
+    const held = await holdRunTask(dead, lease, { id: 'tk_held', kind: 'terminal', summary: 'make deploy' });
     dead.stopTimers(); // as if SIGKILLed: no more heartbeats
     const deadline = Date.now() + 15_000;
     let row: { status: string; end_reason: string; epoch: number } | undefined;
@@ -263,6 +265,13 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal(last.kind, 'session.interrupted');
     assert.equal(JSON.parse(last.payload).member_id, dead.id);
     assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true);
+    // The task ran on the dead member's host: it is failed (its tree is that host's reconcile's), not queued for another.
+    const task = (await pool.query<{ status: string; reason: string }>('SELECT status, reason FROM tasks WHERE id = $1', [held.id])).rows[0]!;
+    assert.equal(task.status, 'failed');
+    assert.match(task.reason, /its runner was lost 1 time\(s\), more than max_rescues 0 allows/);
+    assert.equal(await claimTask(sweeper), null, 'nothing to claim');
+    const kinds = (await pool.query<{ kind: string }>('SELECT kind FROM runtime_events WHERE session_id = $1 ORDER BY seq', [lease.id])).rows.map((r) => r.kind);
+    assert.deepEqual(kinds, ['session.created', 'note.work', 'task.held', 'task.interrupted', 'task.failed', 'session.interrupted']);
   });
 
   it('a member frozen inside a transaction (its row locks held) is still reclaimed: the server ends the idle transaction, the sweep does not wait on it', async () => {

@@ -266,7 +266,40 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.deepEqual(JSON.parse(again.stdout), { id: mine.id, cancel: 'ended', status: 'ended' });
       const missing = await runMain('cancel', 'se_nope@x', '--store', url);
       assert.equal(missing.status, 2);
-      assert.match(missing.stderr, /no session se_nope@x of yours on the control plane/);
+      assert.match(missing.stderr, /no session or task se_nope@x of yours on the control plane/);
+    } finally {
+      await run.reap();
+    }
+  });
+
+  it("a run's background task is listed from any member with what it runs and where; cancel --store stops its tree there and the run goes on", async () => {
+    const marker = `sleep ${300 + Math.floor(Math.random() * 1000) / 1000}`;
+    const core = makeCore({
+      'agent.yaml': 'name: tasker\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: marker, background: true } }] }, { tools: [{ name: 'yield_until', arguments: { timeout_seconds: 110 } }] }, { text: 'done' }),
+    });
+    const hostDir = dir('cp-tasker-');
+    const run = startRun([core, '--json', '--store', url, '--approve', 'terminal', '--state-dir', hostDir]);
+    try {
+      await waitFor('the task to start', () => pidsWithCmdline(marker).length > 0, 30_000);
+      type Listed = { id: string; status: string; kind: string; summary: string | null; host: string | null; pid: number | null; reason: string | null };
+      const listed = await waitForAsync('the task on the control plane', async () => {
+        const r = await runMain('tasks', '--store', url, '--json');
+        return (JSON.parse(r.stdout) as { tasks: Listed[] }).tasks.find((t) => t.summary?.includes(marker) && t.status === 'running');
+      }, 30_000);
+      assert.equal(listed.pid, run.child.pid, 'held by the run that runs it');
+
+      const cancelled = await runMain('cancel', listed.id, '--store', url, '--wait', '20', '--json');
+      assert.equal(cancelled.status, 0, cancelled.stderr);
+      assert.deepEqual(JSON.parse(cancelled.stdout), { id: listed.id, task: true, cancel: 'requested', status: 'failed' });
+      assert.deepEqual(pidsWithCmdline(marker), [], 'its tree was stopped on its host');
+      assert.equal(await run.exited, 0, `the run went on and ended: ${run.seen.err}`);
+      const local = await runMain('tasks', '--state-dir', hostDir, '--json');
+      assert.deepEqual((JSON.parse(local.stdout) as { tasks: { id: string; status: string }[] }).tasks.map((t) => [t.id, t.status]), [[listed.id, 'cancelled']], 'the run cancelled it in its own store');
+      const after = (JSON.parse((await runMain('tasks', '--store', url, '--json')).stdout) as { tasks: Listed[] }).tasks.find((t) => t.id === listed.id)!;
+      assert.match(after.reason ?? '', /^cancelled/);
+      const again = await runMain('cancel', listed.id, '--store', url, '--json');
+      assert.deepEqual(JSON.parse(again.stdout), { id: listed.id, task: true, cancel: 'ended', status: 'failed' });
     } finally {
       await run.reap();
     }
