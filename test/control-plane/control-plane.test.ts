@@ -34,6 +34,8 @@ import {
   type MemberOptions,
 } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/index.js';
+import { probeControlPlane } from '../../src/control-plane/control-plane-probe.js';
+import { CONTROL_PLANE_MIGRATIONS } from '../../src/control-plane/index.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 
 const skip = pgUnavailableReason() ?? false;
@@ -81,10 +83,10 @@ describe('PostgreSQL control plane', { skip }, () => {
     const three = await Promise.all([0, 1, 2].map(() => openPool(url)));
     pools.push(...three);
     const applied = await Promise.all(three.map((p) => migrateControlPlane(p)));
-    assert.deepEqual(applied.flat().sort(), [1, 2, 3, 4, 5, 6, 7], 'each migration ran exactly once across the three');
+    assert.deepEqual(applied.flat().sort((x, y) => x - y), CONTROL_PLANE_MIGRATIONS.map((m) => m.version), 'each migration ran exactly once across the three');
     assert.deepEqual(await migrateControlPlane(three[0]!), []);
     const versions = await three[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(versions.rows.map((r) => r.version), CONTROL_PLANE_MIGRATIONS.map((m) => m.version));
     // A schema from a newer supervisor is refused with what to do, not half-used.
     await three[0]!.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')");
     await assert.rejects(migrateControlPlane(three[1]!), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_TOO_NEW' && /version 99.*upgrade this supervisor/.test(e.message));
@@ -105,6 +107,31 @@ describe('PostgreSQL control plane', { skip }, () => {
       assert.doesNotMatch(e.message, /hunter2/);
       return true;
     });
+  });
+
+  it("doctor's controlPlane line: a superuser role is a finding, a role of its own passes; a newer schema and a refused server are named", async () => {
+    const { url, pool } = await freshPlane();
+    const known = CONTROL_PLANE_MIGRATIONS.at(-1)!.version;
+    const asSuper = await probeControlPlane(url);
+    assert.equal(asSuper.ok, false);
+    assert.match(asSuper.version ?? '', /^PostgreSQL 1\d/);
+    assert.match(asSuper.detail, new RegExp(`schema at version ${known} \\(current\\); LISTEN/NOTIFY delivered; role postgres \\(superuser\\)\\. the role postgres is a superuser`));
+    // A role that owns only its own database: nothing to report.
+    await pool.query('CREATE ROLE cp_member LOGIN');
+    await pool.query('CREATE DATABASE cp_own OWNER cp_member');
+    const own = url.replace('postgres@', 'cp_member@').replace(/\/[^/]+$/, '/cp_own');
+    const fine = await probeControlPlane(own);
+    assert.equal(fine.ok, true, fine.detail);
+    assert.match(fine.detail, new RegExp(`no schema yet \\(the first run creates it, version ${known}\\); LISTEN/NOTIFY delivered; role cp_member$`));
+    // A schema newer than this supervisor: named, with the fix.
+    await pool.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
+    const newer = await probeControlPlane(url);
+    assert.match(newer.detail, /the schema is at version 999, newer than this supervisor knows .*upgrade this supervisor/);
+    await pool.query('DELETE FROM schema_migrations WHERE version = 999');
+    const refused = await probeControlPlane('postgres://someone:hunter2@127.0.0.1:1/x');
+    assert.equal(refused.ok, false);
+    assert.match(refused.detail, /^postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
+    assert.doesNotMatch(refused.detail, /hunter2/);
   });
 
   it('a member registers its identity and its heartbeat moves its lease forward', async () => {
