@@ -133,18 +133,18 @@ export interface ListedTask {
 
 /**
  * The tasks of the principal's sessions, newest first, finished ones from the archive too; with
- * `sessionId`, one session's (its control-plane id or its run's local session id).
+ * `sessionId`, one session's (its control-plane id or its run's local session id); with `taskId`, that one.
  */
-export async function listTasks(pool: ControlPlanePool, principal: string, o: { sessionId?: string; limit?: number } = {}): Promise<ListedTask[]> {
+export async function listTasks(pool: ControlPlanePool, principal: string, o: { sessionId?: string; taskId?: string; limit?: number } = {}): Promise<ListedTask[]> {
   const r = await pool.query<{ id: string; session_id: string; kind: string; summary: string | null; status: string; attempts: number; rescues: number; max_rescues: number; host_id: string | null; pid: number | null; member_status: string | null; reason: string | null; created_at: Date; ended_at: Date | null }>(
     `SELECT t.id, t.session_id, t.kind, t.summary, t.status, t.attempts, t.rescues, t.max_rescues, t.reason, t.created_at, t.ended_at,
             m.host_id, m.pid, m.status AS member_status
      FROM (SELECT * FROM tasks UNION ALL SELECT * FROM tasks_archive) t
      JOIN sessions s ON s.id = t.session_id AND s.principal = $1
      LEFT JOIN members m ON m.id = t.owner_member
-     WHERE $2::text IS NULL OR s.id = $2 OR split_part(s.id, '@', 1) = $2
+     WHERE ($2::text IS NULL OR s.id = $2 OR split_part(s.id, '@', 1) = $2) AND ($4::text IS NULL OR t.id = $4)
      ORDER BY t.created_at DESC, t.id LIMIT $3`,
-    [principal, o.sessionId ?? null, o.limit ?? 50],
+    [principal, o.sessionId ?? null, o.limit ?? 50, o.taskId ?? null],
   );
   return r.rows.map((x) => ({
     id: x.id,

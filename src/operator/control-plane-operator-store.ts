@@ -1,8 +1,8 @@
 // The operator's port on the PostgreSQL control plane (decision 125): every member's sessions,
 // their copied chains (decision 124), the work queue's tasks and the requests waiting there, for
-// the local principal. Process trees, task logs and delegations stay on the machine that runs
-// them (only that host's supervisor signals its trees): here they read as empty, and
-// `hostLocalNote` says so where the operator looks for them.
+// the local principal; a task's cancel goes to the member that holds it. Process trees, task logs
+// and delegations stay on the machine that runs them (only that host's supervisor signals its
+// trees): here they read as empty, and `hostLocalNote` says so where the operator looks for them.
 import type { ControlPlaneApproval, ControlPlanePool, ListedSession, ListedTask } from '../control-plane/index.js';
 import type { OperatorStore } from './operator-store.js';
 import type { ApprovalAnswer, ApprovalAnswerOutcome } from './approval-answer.js';
@@ -13,7 +13,7 @@ import { SessionNotFoundError } from '../store/index.js';
 
 type ControlPlane = typeof import('../control-plane/index.js');
 
-export const HOST_LOCAL_NOTE = 'process trees, task logs and delegations stay on the machine that runs them: open supervisor web there to see or cancel them';
+export const HOST_LOCAL_NOTE = 'process trees, task logs and delegations stay on the machine that runs them: open supervisor web there to see them or cancel a tree';
 
 /** A control-plane session as the page shows one, with the machine and pid that owns it. */
 export function controlPlaneSessionView(s: ListedSession, principal: string): SessionView {
@@ -100,7 +100,12 @@ export async function openControlPlaneOperatorStore(url: string, principal: stri
     },
     listTasks: async (sessionId, limit) => (await cp.listTasks(pool, principal, { ...(sessionId !== undefined ? { sessionId } : {}), limit })).map(controlPlaneTaskView),
     taskLog: async () => undefined,
-    requestTaskCancel: async () => undefined,
+    // The member that holds the task stops it on its host (decision 126); a queued one is failed at once.
+    requestTaskCancel: async (id, by) => {
+      if ((await cp.requestTaskCancel(pool, principal, id, by)) === 'missing') return undefined;
+      const t = (await cp.listTasks(pool, principal, { taskId: id, limit: 1 }))[0];
+      return t && controlPlaneTaskView(t);
+    },
     delegations: async () => [],
     listApprovals: async () => (await cp.listPendingApprovals(pool, principal)).map(approvalView),
     getApproval: async (id) => {

@@ -37,8 +37,8 @@ export interface OperatorStore {
   listTasks(sessionId: string | undefined, limit: number): Promise<TaskView[]>;
   /** A task and its log after `afterSeq`; undefined: no such task of the principal's here. */
   taskLog(id: string, afterSeq: number, limit: number): Promise<{ task: TaskView; chunks: LogChunkView[] } | undefined>;
-  /** Asks the run that owns the task to stop it; undefined: no such task of the principal's here. */
-  requestTaskCancel(id: string): Promise<TaskView | undefined>;
+  /** Asks the run that owns the task to stop it (`requestedBy` is kept where the engine records it); undefined: no such task of the principal's here, or it ended. */
+  requestTaskCancel(id: string, requestedBy: string): Promise<TaskView | undefined>;
   delegations(sessionId: string): Promise<DelegationView[]>;
 
   listApprovals(): Promise<ApprovalView[]>;
@@ -80,7 +80,7 @@ export function sqliteOperatorStore(db: Database, principal: string, location: s
       const chunks = tasks.logs(scope, id, { afterSeq, limit });
       return t && chunks ? { task: taskView(t), chunks: chunks.map(logChunkView) } : undefined;
     },
-    requestTaskCancel: async (id) => {
+    requestTaskCancel: async (id, _requestedBy) => {
       const t = tasks.requestCancel(scope, id);
       return t && taskView(t);
     },

@@ -142,8 +142,8 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       return r;
     },
     /** `supervisor cancel`'s request: the run that owns the task stops its whole tree. */
-    cancel: async (id: string) => {
-      const t = await store.requestTaskCancel(id);
+    cancel: async (id: string, body: Record<string, unknown>) => {
+      const t = await store.requestTaskCancel(id, `the supervisor web page (pid ${process.pid}${tab(body.tab)})`);
       if (!t) throw new HttpError(404, `no task ${displayText(id)} of yours${store.hostLocalNote ? ` here (${store.hostLocalNote})` : ''}`);
       return { task: t };
     },
@@ -224,8 +224,8 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
         const r = await api.answer(m[1]!, body);
         return reply(res, r.status, r.body);
       }
-      const t = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
-      if (t) return reply(res, 200, await api.cancel(t[1]!));
+      const t = /^\/api\/tasks\/([A-Za-z0-9_-]{1,64})\/cancel$/.exec(path);
+      if (t) return reply(res, 200, await api.cancel(t[1]!, body));
       const tree = /^\/api\/trees\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
       if (tree) {
         const r = await api.cancelTree(tree[1]!, body);

@@ -8,11 +8,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { openStore, PendingApprovalStore, SessionStore, appendEvent, type Database } from '../../src/store/index.js';
+import { openStore, PendingApprovalStore, SessionStore, TaskStore, appendEvent, type Database } from '../../src/store/index.js';
 import { sqliteOperatorStore, type OperatorStore } from '../../src/operator/operator-store.js';
 import { openControlPlaneOperatorStore } from '../../src/operator/control-plane-operator-store.js';
 import { shownDigest } from '../../src/operator/approval-answer.js';
-import { ControlPlaneMember, appendAsOwner, createOwnedSession, migrateControlPlane, openPool, requestApproval, type ControlPlanePool } from '../../src/control-plane/index.js';
+import { ControlPlaneMember, appendAsOwner, createOwnedSession, holdRunTask, migrateControlPlane, openPool, requestApproval, type ControlPlanePool } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { tempDir } from '../helpers/procs.js';
@@ -24,8 +24,8 @@ const REQUEST = { tool: 'terminal', capability: 'terminal.exec', summary: 'rm -r
 /** What each engine's fixture made, by id, for the shared assertions. */
 interface World {
   store: OperatorStore;
-  mine: { session: string; approval: string };
-  theirs: { session: string; approval: string };
+  mine: { session: string; approval: string; task: string };
+  theirs: { session: string; approval: string; task: string };
   close(): Promise<void>;
 }
 
@@ -34,11 +34,13 @@ async function sqliteWorld(): Promise<World> {
   const db: Database = openStore(join(dir.path, 'supervisor.db'), { checkpointer: false });
   const sessions = new SessionStore(db);
   const approvals = new PendingApprovalStore(db);
+  const tasks = new TaskStore(db);
   const make = (principal: string) => {
     const s = sessions.createSession({ principal }, { coreDir: '/cores/demo', coreRevision: 'r1', runtime: 'local' });
     appendEvent(db, s.id, 'effect.requested', { tool: 'terminal' });
     const a = approvals.create({ sessionId: s.id, ...REQUEST, ttlMs: 600_000 });
-    return { session: s.id, approval: a.id };
+    const t = tasks.create({ principal }, { sessionId: s.id, kind: 'terminal', sourceTool: 'terminal', summary: 'make deploy' });
+    return { session: s.id, approval: a.id, task: t.id };
   };
   const mine = make(P);
   const theirs = make(Q);
@@ -61,7 +63,8 @@ async function postgresWorld(url: string): Promise<World> {
     const lease = await createOwnedSession(member, { core: '/cores/demo' }, undefined, principal);
     await appendAsOwner(member, lease, [{ kind: 'effect.requested', payload: { tool: 'terminal' } }]);
     const a = await requestApproval(member, lease, { principal, ...REQUEST, ttlMs: 600_000 });
-    return { session: lease.id, approval: a.id };
+    const t = await holdRunTask(member, lease, { id: `tk_${principal.replace(/\W/g, '')}`, kind: 'terminal', summary: 'make deploy' });
+    return { session: lease.id, approval: a.id, task: t.id };
   };
   const mine = await make(P);
   const theirs = await make(Q);
@@ -107,6 +110,17 @@ function operatorPortSuite(engine: 'sqlite' | 'postgres', open: () => Promise<Wo
     const chain = await w.store.verifyChain(w.mine.session);
     assert.equal(chain.ok, true, chain.text);
     assert.match(chain.text, new RegExp(`^intact: ${events.length} event\\(s\\)`));
+  });
+
+  it(`${engine}: the principal's running task is listed and its cancel asked; another principal's is neither`, async () => {
+    const listed = await w.store.listTasks(undefined, 50);
+    assert.deepEqual(listed.map((t) => [t.id, t.sessionId, t.status]), [[w.mine.task, w.mine.session, 'running']]);
+    assert.match(listed[0]!.summary, /make deploy/);
+    assert.deepEqual(await w.store.listTasks(w.theirs.session, 50), []);
+    assert.equal(await w.store.requestTaskCancel(w.theirs.task, 'a tab'), undefined, "another principal's task reads as missing");
+    const asked = await w.store.requestTaskCancel(w.mine.task, 'a tab');
+    assert.equal(asked?.id, w.mine.task);
+    assert.equal(asked?.status, 'running', 'a request: the run that holds it stops it');
   });
 
   it(`${engine}: an answer is one compare-and-swap bound to the digest shown; the feed moves with it`, async () => {
