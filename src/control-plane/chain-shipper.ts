@@ -10,10 +10,11 @@
 import type { StoredEvent } from '../store/event-chain.js';
 import { MAX_EVENT_PAYLOAD_BYTES } from '../store/event-chain.js';
 import { canonicalJson } from '../store/canonical-json.js';
-import { ControlPlaneError, MemberFencedError, OwnershipLostError } from './errors.js';
+import { lostOwnership } from './errors.js';
 import type { Lease } from './leases.js';
 import type { ControlPlaneMember } from './member.js';
 import { appendAsOwner } from './sessions.js';
+import { PeriodicPass } from './periodic-pass.js';
 
 /** The local chain's committed events after `afterSeq`, at most `limit`, in order. */
 export type LocalChainReader = (afterSeq: number, limit: number) => StoredEvent[];
@@ -51,11 +52,12 @@ export function anchoredPayload(e: StoredEvent): AnchoredPayload {
 
 export class ChainShipper {
   private shippedSeq = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<void> | null = null;
   private lost = false;
+  private readonly passes: PeriodicPass;
 
-  constructor(private readonly o: ChainShipperOptions) {}
+  constructor(private readonly o: ChainShipperOptions) {
+    this.passes = new PeriodicPass(() => this.shipAll(), o.intervalMs ?? 250);
+  }
 
   /** The newest local seq the control plane holds. */
   get shipped(): number {
@@ -63,25 +65,15 @@ export class ChainShipper {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.tick(), this.o.intervalMs ?? 250);
-    this.timer.unref();
+    this.passes.start();
   }
 
   /** Stops the interval and ships what is left (the run's last events: its end). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.tick();
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
-  /** One shipping pass, never two at once; a pass ships until the local chain has nothing newer. */
-  private tick(): Promise<void> {
-    this.inFlight ??= this.shipAll().finally(() => {
-      this.inFlight = null;
-    });
-    return this.inFlight;
-  }
-
+  /** One pass: ships until the local chain has nothing newer. */
   private async shipAll(): Promise<void> {
     const batch = this.o.batch ?? 200;
     while (!this.lost) {
@@ -90,9 +82,9 @@ export class ChainShipper {
       try {
         await appendAsOwner(this.o.member, this.o.lease, events.map((e) => ({ kind: e.kind, at: e.at, payload: anchoredPayload(e) })));
       } catch (err) {
-        if (err instanceof OwnershipLostError || err instanceof MemberFencedError || (err instanceof ControlPlaneError && err.code === 'MEMBER_LEASE_LAPSED')) {
+        if (lostOwnership(err)) {
           this.lost = true;
-          this.o.onLost(`the audit chain could not be anchored: ${err.message}`);
+          this.o.onLost(`the audit chain could not be anchored: ${(err as Error).message}`);
         }
         // Anything else (a dropped connection) is tried again on the next pass; the member's own
         // heartbeat fences it if the server stays away.

@@ -4,12 +4,13 @@
 // the control plane (run-tasks.ts) and finishes it there once it ended here. A cancel asked on any
 // member reaches the run through its listener and becomes a local cancel request, which the run's
 // task worker acts on as it does for `supervisor cancel` at this host's terminal.
-import { ControlPlaneError, MemberFencedError, OwnershipLostError } from './errors.js';
+import { lostOwnership } from './errors.js';
 import type { Lease } from './leases.js';
 import type { ControlPlaneListener } from './listener.js';
 import type { ControlPlaneMember } from './member.js';
 import { holdRunTask } from './run-tasks.js';
 import { finishTask, type ClaimedTask } from './work-queue.js';
+import { PeriodicPass } from './periodic-pass.js';
 
 /** A task as the run's own store has it. */
 export interface LocalTask {
@@ -40,35 +41,23 @@ function outcomeOf(t: LocalTask): { status: 'succeeded'; result: unknown } | { s
   return { status: 'failed', reason: `${t.status}${t.reason ? `: ${t.reason}` : t.exitCode !== null ? `: exit code ${t.exitCode}` : ''}` };
 }
 
-const lostOwnership = (err: unknown): boolean =>
-  err instanceof OwnershipLostError || err instanceof MemberFencedError || (err instanceof ControlPlaneError && err.code === 'MEMBER_LEASE_LAPSED');
-
 export class RunTaskMirror {
   private readonly held = new Map<string, ClaimedTask>();
   private readonly finished = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
-  private inFlight: Promise<void> | null = null;
   private lost = false;
+  private readonly passes: PeriodicPass;
 
-  constructor(private readonly o: RunTaskMirrorOptions) {}
+  constructor(private readonly o: RunTaskMirrorOptions) {
+    this.passes = new PeriodicPass(() => this.pass(), o.intervalMs ?? 250);
+  }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.tick(), this.o.intervalMs ?? 250);
-    this.timer.unref();
+    this.passes.start();
   }
 
   /** Stops the interval and mirrors what is left (the tasks the run's end stopped). */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.tick();
-  }
-
-  private tick(): Promise<void> {
-    this.inFlight ??= this.pass().finally(() => {
-      this.inFlight = null;
-    });
-    return this.inFlight;
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   private async pass(): Promise<void> {

@@ -5,7 +5,6 @@
 // SQLite-only cases (and the reasons for each) are in event-chain.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,21 +15,11 @@ import { verifyChain, type ChainVerification } from '../../src/store/chain-verif
 import { SessionStore } from '../../src/store/session-store.js';
 import { appendChainEvents, createSharedSession, inTransaction, migrateControlPlane, openPool, verifyControlPlaneChain, type ControlPlanePool } from '../../src/control-plane/index.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
-import { tamper } from './store-fixtures.js';
+import { forgeEventHash, sha256, tamper, type ChainRow } from './store-fixtures.js';
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-/** The documented formula, computed without either engine's code: what a forger would write. */
-const forge = (prev: string, sessionId: string, seq: number, kind: string, at: number, payload: unknown) =>
-  sha256(`${prev}\n${canonicalJson({ session_id: sessionId, seq, kind, at, payload })}`);
+const forge = forgeEventHash;
 
-interface Row {
-  seq: number;
-  kind: string;
-  at: number;
-  payload: string;
-  prev_hash: string;
-  hash: string;
-}
+type Row = ChainRow;
 
 /** One session's chain of six events on one engine, and the attacker's raw SQL against it. */
 interface Chain {
