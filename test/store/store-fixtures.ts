@@ -63,12 +63,5 @@ export const sha256 = (s: string): string => createHash('sha256').update(s, 'utf
 export const forgeEventHash = (prev: string, sessionId: string, seq: number, kind: string, at: number, payload: unknown): string =>
   sha256(`${prev}\n${canonicalJson({ session_id: sessionId, seq, kind, at, payload })}`);
 
-/** One runtime_events row as either engine stores it. */
-export interface ChainRow {
-  seq: number;
-  kind: string;
-  at: number;
-  payload: string;
-  prev_hash: string;
-  hash: string;
-}
+/** One runtime_events row as either engine stores it (the columns the verifier reads). */
+export type { ChainEventRow as ChainRow } from '../../src/store/chain-verify.js';
