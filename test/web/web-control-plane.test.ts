@@ -4,15 +4,17 @@
 // from there (trees, logs, delegations stay on their host). A request that member asks while the
 // page is open arrives over the live stream (the control plane's feed, no reload); a click answers
 // it on the control plane, where the asking member reads the answer and who gave it. The session's
-// timeline is its chain there, and the audit check runs there. Another principal's session and
-// request never reach the page.
+// timeline is its chain there, and the audit check runs there; its task, held by that member, is
+// listed and a click asks that member to cancel it. Another principal's session and request never
+// reach the page.
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ControlPlaneMember, appendAsOwner, createOwnedSession, getApproval, migrateControlPlane, openPool, requestApproval, type ControlPlanePool } from '../../src/control-plane/index.js';
+import { ControlPlaneMember, appendAsOwner, createOwnedSession, getApproval, holdRunTask, migrateControlPlane, openPool, requestApproval, type ControlPlanePool } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { localPrincipal } from '../../src/session/principal.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { browser, Cleanup, closeBrowser, NO_BROWSER, startWeb } from './web-fixture.js';
+import { waitForAsync } from '../helpers/procs.js';
 
 declare const document: any;
 
@@ -71,8 +73,16 @@ describe('the operator page on the control plane, in chromium', { skip: NO_BROWS
     assert.equal(answered?.status, 'approved', 'the answer is on the control plane, where the asking member reads it');
     assert.match(answered?.decidedBy ?? '', /^the supervisor web page \(pid \d+, tab [a-z0-9]+\)$/);
 
-    // The session's timeline is its chain on the control plane; the audit check runs there.
+    // The session's timeline is its chain on the control plane; the audit check runs there. Its
+    // task (held by the member that runs it) is listed, and its cancel reaches that member's row.
+    const held = await holdRunTask(member, lease, { id: 'tk_web_cp', kind: 'terminal', summary: 'make deploy --watch' });
     await page.getByRole('button', { name: `open session ${lease.id}` }).click();
+    const task = page.locator(`#tasks li[data-task="${held.id}"][data-status="running"]`);
+    await task.waitFor({ timeout: REACH_MS });
+    assert.match(await task.innerText(), /make deploy --watch · build-host-7 pid \d+; attempt 1, rescued 0 of 0/);
+    await task.getByRole('button', { name: `cancel task ${held.id}` }).click();
+    const flagged = await waitForAsync('the cancel flag on the control plane', async () => (await pool.query<{ by: string | null }>('SELECT cancel_requested_by AS by FROM tasks WHERE id = $1', [held.id])).rows[0]?.by ?? null, REACH_MS);
+    assert.match(flagged, /^the supervisor web page \(pid \d+, tab [a-z0-9]+\)$/);
     await page.locator('#timeline li').first().waitFor({ timeout: REACH_MS });
     assert.match(await page.locator('#timeline').innerText(), /effect\.requested[\s\S]*make deploy/);
     await page.getByRole('button', { name: 'Verify audit chain' }).click();

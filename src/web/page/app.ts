@@ -310,7 +310,7 @@ function renderTasks(list: TaskView[]): void {
         stop.setAttribute('aria-label', `cancel task ${t.id}`);
         stop.addEventListener('click', () => {
           stop.disabled = true;
-          void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(t.id)}/cancel`, { method: 'POST', body: {} }).then((r) => say(r.status === 200 ? `asked the run to cancel ${t.id}` : `cancel failed (${r.status})`));
+          void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(t.id)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => say(r.status === 200 ? `asked the run to cancel ${t.id}` : `cancel failed (${r.status})`));
         });
         li.append(document.createTextNode(' '), stop);
       }
@@ -535,7 +535,7 @@ function renderTree(t: TreeView): HTMLElement {
     stop.addEventListener('click', () => {
       stop.disabled = true;
       const asked = taskId
-        ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
+        ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
         : api<{ message?: string; error?: string }>(`/api/trees/${encodeURIComponent(t.spawnId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => r.body.message ?? r.body.error ?? `cancel failed (${r.status})`);
       void asked.then((text) => {
         say(text);
