@@ -10,8 +10,11 @@ import type { OperatorStore } from '../operator/operator-store.js';
 export interface LiveStreamOptions {
   /** How often the feed's head is read (one indexed row): a bound on how late a change is sent. */
   pollMs: number;
-  /** Where a look that failed (a control plane gone for a moment) is told; the next tick tries again. */
-  onError: (err: unknown) => void;
+  /**
+   * Told once when looks at the feed start failing (a control plane gone for a while; each tick
+   * tries again), and once with null when they work again: one line per outage, not one per tick.
+   */
+  onError: (err: unknown | null) => void;
   /** A stream ends after this long and the browser reconnects with Last-Event-ID (tests shorten it). */
   maxStreamMs: number;
   heartbeatMs: number;
@@ -32,6 +35,8 @@ export class LiveStreams {
   private head: number;
   /** One look at the feed at a time: a slow server is not asked again while it answers. */
   private looking = false;
+  /** Whether the last look failed (the outage was reported). */
+  private failing = false;
 
   private constructor(private readonly store: OperatorStore, head: number, private readonly o: LiveStreamOptions) {
     this.head = head;
@@ -83,11 +88,16 @@ export class LiveStreams {
     this.looking = true;
     try {
       const head = await this.store.feedHead();
+      if (this.failing) {
+        this.failing = false;
+        this.o.onError(null);
+      }
       if (head === this.head) return;
       this.head = head;
       for (const s of this.streams) await this.send(s);
     } catch (err) {
-      this.o.onError(err);
+      if (!this.failing) this.o.onError(err);
+      this.failing = true;
     } finally {
       this.looking = false;
     }

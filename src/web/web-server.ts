@@ -92,7 +92,12 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     maxStreamMs: o.maxStreamMs ?? 10 * 60_000,
     heartbeatMs: 15_000,
     maxStreams: 32,
-    onError: (err) => o.log(`supervisor web: the live feed could not be read: ${displayText(err instanceof Error ? err.message : String(err))}`),
+    onError: (err) =>
+      o.log(
+        err === null
+          ? 'supervisor web: the live feed is read again'
+          : `supervisor web: the live feed cannot be read (${displayText(err instanceof Error ? err.message : String(err))}); trying again every ${store.feedPollMs} ms, the page shows changes when it is back`,
+      ),
   });
   const tab = (v: unknown): string => (typeof v === 'string' && /^[a-z0-9]{1,16}$/.test(v) ? `, tab ${v}` : '');
 
