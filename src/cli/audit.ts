@@ -30,7 +30,6 @@ Options:
 Exit status:
   0  every chain checked is intact
   1  at least one chain is broken (with --store: or a local chain differs from its copy)
-  1  at least one chain is broken (with --store: or differs from its copy)
   2  nothing could be checked: unknown session, no store in the state dir, or bad usage
 
 Someone who can rewrite the whole store can also recompute every hash: copy the printed head
