@@ -1,0 +1,131 @@
+// The PipeReader (decision 117) on real pipes: a fast producer is read in large pieces into a few
+// reused buffers, a lent buffer is never read into before it is released, a sink's "no more"
+// holds the reads, and through the supervisor a fast producer's secrets reach no artifact.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as libc from '../../native-helpers/libc.js';
+import type { ProcessSupervisor, SupervisedTree } from '../../src/process/index.js';
+import { PipeReader } from '../../src/process/pipe-reader.js';
+import { tempDir } from '../helpers/procs.js';
+import { linuxSupervisorSuite } from './supervisor-suite.js';
+
+const MIB = 1024 * 1024;
+const linux = process.platform === 'linux' && libc.libcAvailable();
+
+let dir: { path: string; remove(): void };
+before(() => {
+  dir = tempDir('pipe-reader-');
+});
+after(() => dir.remove());
+
+/** `cat file` writing into a fresh pipe (1 MiB, as the supervisor's stdout pipe); the reader takes its read end. */
+function catIntoReader(file: string): { reader: PipeReader; exited: Promise<number | null> } {
+  const [r, w] = libc.pipeCloexec();
+  libc.setPipeSize(r, MIB);
+  const child = spawn('cat', [file], { stdio: ['ignore', w, 'inherit'] });
+  closeSync(w);
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { reader: new PipeReader(r), exited };
+}
+
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+describe('PipeReader', { skip: !linux }, () => {
+  it('reads a fast producer in pieces above 64 KiB into at most four buffers; a lent piece is intact until released', async () => {
+    const data = randomBytes(24 * MIB);
+    const file = join(dir.path, 'fast.bin');
+    writeFileSync(file, data);
+    const { reader, exited } = catIntoReader(file);
+    const received: Buffer[] = [];
+    const buffers = new Set<ArrayBufferLike>();
+    const loans: Array<{ chunk: Buffer; digest: string; release: () => void }> = [];
+    let overwritten = 0;
+    let largest = 0;
+    /** Releases the oldest loan after checking that nothing was read into its buffer meanwhile. */
+    const repay = (): void => {
+      const loan = loans.shift()!;
+      if (sha(loan.chunk) !== loan.digest) overwritten++;
+      loan.release();
+    };
+    reader.start((chunk, release) => {
+      received.push(Buffer.from(chunk));
+      largest = Math.max(largest, chunk.length);
+      if (release === undefined) return true;
+      buffers.add(chunk.buffer);
+      loans.push({ chunk, digest: sha(chunk), release });
+      // A slow consumer: loans are repaid a little later, two at a time, so the reader runs out
+      // of spare buffers now and then and must copy instead of reading into a lent one.
+      if (loans.length >= 3) setTimeout(() => loans.length > 0 && (repay(), loans.length > 0 && repay()), 2);
+      return true;
+    });
+    await new Promise<void>((resolve) => reader.socket.once('close', () => resolve()));
+    while (loans.length > 0) repay();
+    assert.equal(await exited, 0);
+    assert.equal(overwritten, 0, 'a lent buffer was read into before it was released');
+    assert.ok(Buffer.concat(received).equals(data), 'every byte, in order');
+    assert.ok(largest > 64 * 1024, `largest read ${largest} bytes`);
+    assert.ok(buffers.size <= 4, `${buffers.size} buffers lent`);
+  });
+
+  it('takes nothing more after the sink says no, until resume()', async () => {
+    const data = randomBytes(4 * MIB);
+    const file = join(dir.path, 'held.bin');
+    writeFileSync(file, data);
+    const { reader, exited } = catIntoReader(file);
+    const received: Buffer[] = [];
+    let calls = 0;
+    reader.start((chunk, release) => {
+      calls++;
+      received.push(Buffer.from(chunk));
+      release?.();
+      return calls !== 1;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(calls, 1, 'reads held after the first');
+    reader.resume();
+    await new Promise<void>((resolve) => reader.socket.once('close', () => resolve()));
+    assert.equal(await exited, 0);
+    assert.ok(Buffer.concat(received).equals(data));
+  });
+});
+
+const started = new Set<string>();
+function track(t: SupervisedTree): SupervisedTree {
+  started.add(t.spawnId);
+  return t;
+}
+
+describe('a fast producer through the PipeReader never puts a secret in the artifact', { skip: !linux }, () => {
+  let sup!: ProcessSupervisor;
+  linuxSupervisorSuite('no-cgroup', started, (s) => (sup = s));
+
+  it('48 MiB with the secret every ~100 KiB, across 1 MiB reads and reused buffers: the artifact is exactly the redacted stream', async () => {
+    const secret = 'pipe-reader-s3cret-7f3a9c';
+    // Blocks of varied length, so occurrences fall across read and buffer boundaries at many offsets.
+    const blocks: Buffer[] = [];
+    let size = 0;
+    for (let i = 0; size < 48 * MIB; i++) {
+      const filler = Buffer.alloc(60_000 + ((i * 7_919) % 80_000), 0x61 + (i % 26));
+      blocks.push(filler, Buffer.from(secret));
+      size += filler.length + secret.length;
+    }
+    const data = Buffer.concat(blocks);
+    const file = join(dir.path, 'secrets.bin');
+    writeFileSync(file, data);
+    const live: Buffer[] = [];
+    const tree = track(sup.spawnTree({ command: 'cat', args: [file], redact: [secret], onStdout: (c) => live.push(c) }));
+    const out = await tree.done;
+    assert.equal(out.reason, 'exited');
+    assert.equal(out.stdout.bytes, data.length);
+    const artifact = readFileSync(join(out.artifacts!.root, out.artifacts!.stdout));
+    const expected = Buffer.from(data.toString('latin1').replaceAll(secret, '[REDACTED]'), 'latin1');
+    assert.equal(artifact.indexOf(secret), -1, 'no raw secret in the artifact');
+    assert.ok(artifact.equals(expected), 'the artifact is exactly the redacted stream');
+    assert.ok(Buffer.concat(live).equals(expected), 'so is the live copy');
+    assert.ok(!out.stdout.tail.includes(secret));
+  });
+});
