@@ -6,11 +6,15 @@
 // bytes the redactor passed are never overwritten while they wait to be written.
 import { Socket, type SocketConstructorOpts } from 'node:net';
 
-/** The first buffer: Node's own read size, enough for a producer that prints now and then. */
-const FIRST_BYTES = 64 * 1024;
+/** The first buffer: enough for a producer that prints now and then, small for a tree that idles (two per tree). */
+const FIRST_BYTES = 16 * 1024;
 /** Once a read fills its buffer the producer is fast: its reads take up to this much. */
 const FAST_BYTES = 1024 * 1024;
-/** Buffers per pipe at most, the one being read into included; with all the others lent, reads are copied. */
+/**
+ * Buffers per pipe at most, the one being read into included. With all the others lent the pipe
+ * waits (the producer fills it meanwhile) until one is released: a fresh 1 MiB buffer per read
+ * costs more than the read (decision 77).
+ */
 const MAX_BUFFERS = 4;
 /** A shorter read is copied out, its buffer read into again at once: lending it would hold 1 MiB for a line. */
 const LEND_MIN = 32 * 1024;
@@ -47,6 +51,8 @@ export class PipeReader {
   private closed = false;
   /** The sink asked for no more (until resume()). */
   private held = false;
+  /** Every buffer but the armed one is lent: no read until one is released. */
+  private starved = false;
   /** The wait after a short read (SETTLE_MS). */
   private settling: NodeJS.Timeout | undefined;
 
@@ -78,7 +84,12 @@ export class PipeReader {
   /** Reads again after the sink returned false. */
   resume(): void {
     this.held = false;
-    if (!this.closed && this.settling === undefined) this.socket.resume();
+    this.wake();
+  }
+
+  /** Reads again unless something still holds the reads: the sink, a settle wait, no spare buffer. */
+  private wake(): void {
+    if (!this.closed && !this.held && !this.starved && this.settling === undefined) this.socket.resume();
   }
 
   /** One read of `n` bytes into the armed buffer; false stops reading. */
@@ -86,18 +97,23 @@ export class PipeReader {
     const buf = this.armed;
     // A full buffer means more was waiting: read the rest in larger pieces from now on.
     if (n === buf.length && this.size < FAST_BYTES) this.size = FAST_BYTES;
-    const next = n >= LEND_MIN ? this.spareBuffer() : null;
+    const outgrown = buf.length < this.size;
+    const next = n >= LEND_MIN || outgrown ? this.spareBuffer() : null;
     let more: boolean;
-    if (next === null) {
-      more = this.sink!(copyOf(buf.subarray(0, n)), undefined);
-    } else {
+    if (next !== null && n >= LEND_MIN) {
       this.armed = next;
       more = this.sink!(buf.subarray(0, n), this.lend(buf));
+    } else {
+      if (next !== null) {
+        // The first, small buffer is outgrown: its bytes are copied and it is let go.
+        this.armed = next;
+        this.allocated--;
+      }
+      more = this.sink!(copyOf(buf.subarray(0, n)), undefined);
     }
-    if (!more) {
-      this.held = true;
-      return false;
-    }
+    if (!more) this.held = true;
+    if (this.spare.length === 0 && this.allocated >= MAX_BUFFERS) this.starved = true;
+    if (this.held || this.starved) return false;
     if (n < LEND_MIN && this.size === FAST_BYTES) {
       this.settle();
       return false;
@@ -108,7 +124,7 @@ export class PipeReader {
   private settle(): void {
     this.settling = setTimeout(() => {
       this.settling = undefined;
-      if (!this.held && !this.closed) this.socket.resume();
+      this.wake();
     }, SETTLE_MS);
   }
 
@@ -129,6 +145,10 @@ export class PipeReader {
       // A buffer of an outgrown size is left to the collector, as are all once the pipe closed.
       if (!this.closed && buf.length === this.size) this.spare.push(buf);
       else this.allocated--;
+      if (this.starved) {
+        this.starved = false;
+        this.wake();
+      }
     };
   }
 }
