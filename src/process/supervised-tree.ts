@@ -285,6 +285,7 @@ export class LiveTree implements SupervisedTree {
       // reaps it before its NativeChild does), so this KILL cannot reach a stranger.
       if (debugOn()) debugTree('signal', tree.spawnId, child.pid, { sig: 'KILL', via: 'leader', why: 'killed-while-starting' });
       child.kill('SIGKILL');
+      closePipes(child);
       tree.abandon();
       throw new SpawnError('SPAWN_FAILED', 'the supervisor was shut down while the tree was starting; it was killed');
     }
@@ -362,6 +363,7 @@ export class LiveTree implements SupervisedTree {
         // The command has not run yet (the launcher waits for adoption): end it and refuse.
         if (debugOn()) debugTree('signal', spawnId, child.pid, { sig: 'KILL', via: 'leader', why: 'adopt-failed' });
         child.kill('SIGKILL');
+        closePipes(child);
         this.abandon();
         throw new SpawnError('SPAWN_FAILED', `the tree could not be put under supervision: ${(cause as Error).message}`, { cause });
       }
@@ -409,6 +411,7 @@ export class LiveTree implements SupervisedTree {
       const leaders = (): ReadonlySet<number> => new Set([...ctx.leaders(), this.pid]);
       if (debugOn()) debugTree('spawn-refused', spawnId, this.pid, { why: 'record-write-failed', path: this.spawnPath, cmd: commandName(opts.command) });
       killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders, seen: this.seen, tally: this.tally });
+      closePipes(child);
       this.abandon();
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
     }
@@ -649,6 +652,15 @@ export class LiveTree implements SupervisedTree {
 /** The synchronous native start's name in the debug log. */
 function nativePath(platform: ProcessPlatform): SpawnPath {
   return platform.name === 'win32' ? 'win32-suspended' : 'posix_spawn-main';
+}
+
+/**
+ * The pipes of a leader that will not be launched. A PipeReader reads only once started, so it
+ * would never see the end of a killed child's pipe and close by itself.
+ */
+function closePipes(child: ChildProcess | SpawnedLeader): void {
+  child.stdout?.destroy();
+  child.stderr?.destroy();
 }
 
 function closed(stream: NodeJS.ReadableStream): Promise<void> {
