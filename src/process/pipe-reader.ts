@@ -3,7 +3,8 @@
 // and costs a round through the stream machinery per read. A producer that fills its buffer is read
 // 1 MiB at a time into a small ring of reused buffers. A read handed on by reference is *lent*: its
 // buffer is read into again only after the consumer released it (its bytes are in the artifact), so
-// bytes the redactor passed are never overwritten while they wait to be written.
+// bytes the redactor passed are never overwritten while they wait to be written. The buffer being
+// read into is never a lent one: with every other buffer lent, reading waits for a release.
 import { Socket, type SocketConstructorOpts } from 'node:net';
 
 /** The first buffer: enough for a producer that prints now and then, small for a tree that idles (two per tree). */
@@ -25,7 +26,10 @@ const LEND_MIN = 32 * 1024;
  */
 const SETTLE_MS = 1;
 
-/** A copy of `buf` in memory of its own: what a consumer keeps of a lent chunk (memcpy, and no pool slice above 4 KiB). */
+/**
+ * A copy of `buf` in memory of its own: what a consumer keeps of a lent chunk. allocUnsafe + copy
+ * (a memcpy): Buffer.from(buf) took up to 4x as long for an 8 KiB read here.
+ */
 export function copyOf(buf: Buffer): Buffer {
   const copy = Buffer.allocUnsafe(buf.length);
   buf.copy(copy);
