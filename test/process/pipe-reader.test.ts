@@ -118,6 +118,8 @@ describe('a fast producer through the PipeReader never puts a secret in the arti
     writeFileSync(file, data);
     const live: Buffer[] = [];
     const tree = track(sup.spawnTree({ command: 'cat', args: [file], redact: [secret], onStdout: (c) => live.push(c) }));
+    const leader = (tree as unknown as { child: { readers?: { stdout?: unknown } } }).child;
+    assert.ok(leader.readers?.stdout instanceof PipeReader, 'stdout is read by a PipeReader here');
     const out = await tree.done;
     assert.equal(out.reason, 'exited');
     assert.equal(out.stdout.bytes, data.length);
