@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import * as libc from '../../native-helpers/libc.js';
 import type { ProcessSupervisor, SupervisedTree } from '../../src/process/index.js';
 import { PipeReader } from '../../src/process/pipe-reader.js';
-import { tempDir } from '../helpers/procs.js';
+import { tempDir, waitFor } from '../helpers/procs.js';
 import { linuxSupervisorSuite } from './supervisor-suite.js';
 
 const MIB = 1024 * 1024;
@@ -22,14 +22,25 @@ before(() => {
 });
 after(() => dir.remove());
 
-/** `cat file` writing into a fresh pipe (1 MiB, as the supervisor's stdout pipe); the reader takes its read end. */
-function catIntoReader(file: string): { reader: PipeReader; exited: Promise<number | null> } {
+/**
+ * Runs `body` with a PipeReader on a fresh pipe (1 MiB, as the supervisor's stdout pipe) that
+ * `cat file` writes into; returns cat's exit code. Whatever `body` does, the read end is closed at
+ * the end, so a cat blocked on a pipe nobody reads any more ends too.
+ */
+async function withCat(file: string, body: (reader: PipeReader, closed: Promise<void>) => Promise<void>): Promise<number | null> {
   const [r, w] = libc.pipeCloexec();
   libc.setPipeSize(r, MIB);
   const child = spawn('cat', [file], { stdio: ['ignore', w, 'inherit'] });
   closeSync(w);
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { reader: new PipeReader(r), exited };
+  const reader = new PipeReader(r);
+  const closed = new Promise<void>((resolve) => reader.socket.once('close', () => resolve()));
+  try {
+    await body(reader, closed);
+  } finally {
+    reader.socket.destroy();
+  }
+  return exited;
 }
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -39,7 +50,6 @@ describe('PipeReader', { skip: !linux }, () => {
     const data = randomBytes(24 * MIB);
     const file = join(dir.path, 'fast.bin');
     writeFileSync(file, data);
-    const { reader, exited } = catIntoReader(file);
     const received: Buffer[] = [];
     const buffers = new Set<ArrayBufferLike>();
     const loans: Array<{ chunk: Buffer; digest: string; release: () => void }> = [];
@@ -51,20 +61,22 @@ describe('PipeReader', { skip: !linux }, () => {
       if (sha(loan.chunk) !== loan.digest) overwritten++;
       loan.release();
     };
-    reader.start((chunk, release) => {
-      received.push(Buffer.from(chunk));
-      largest = Math.max(largest, chunk.length);
-      if (release === undefined) return true;
-      buffers.add(chunk.buffer);
-      loans.push({ chunk, digest: sha(chunk), release });
-      // A slow consumer: loans are repaid a little later, two at a time, so the reader runs out
-      // of spare buffers now and then and must copy instead of reading into a lent one.
-      if (loans.length >= 3) setTimeout(() => loans.length > 0 && (repay(), loans.length > 0 && repay()), 2);
-      return true;
+    const code = await withCat(file, async (reader, closed) => {
+      reader.start((chunk, release) => {
+        received.push(Buffer.from(chunk));
+        largest = Math.max(largest, chunk.length);
+        if (release === undefined) return true;
+        buffers.add(chunk.buffer);
+        loans.push({ chunk, digest: sha(chunk), release });
+        // A slow consumer: loans are repaid a little later, two at a time, so the reader runs out
+        // of spare buffers now and then and must wait instead of reading into a lent one.
+        if (loans.length >= 3) setTimeout(() => loans.length > 0 && (repay(), loans.length > 0 && repay()), 2);
+        return true;
+      });
+      await closed;
+      while (loans.length > 0) repay();
     });
-    await new Promise<void>((resolve) => reader.socket.once('close', () => resolve()));
-    while (loans.length > 0) repay();
-    assert.equal(await exited, 0);
+    assert.equal(code, 0);
     assert.equal(overwritten, 0, 'a lent buffer was read into before it was released');
     assert.ok(Buffer.concat(received).equals(data), 'every byte, in order');
     assert.ok(largest > 64 * 1024, `largest read ${largest} bytes`);
@@ -75,20 +87,22 @@ describe('PipeReader', { skip: !linux }, () => {
     const data = randomBytes(4 * MIB);
     const file = join(dir.path, 'held.bin');
     writeFileSync(file, data);
-    const { reader, exited } = catIntoReader(file);
     const received: Buffer[] = [];
     let calls = 0;
-    reader.start((chunk, release) => {
-      calls++;
-      received.push(Buffer.from(chunk));
-      release?.();
-      return calls !== 1;
+    const code = await withCat(file, async (reader, closed) => {
+      reader.start((chunk, release) => {
+        calls++;
+        received.push(Buffer.from(chunk));
+        release?.();
+        return calls !== 1;
+      });
+      await waitFor('the first read', () => calls > 0);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(calls, 1, 'reads held after the first');
+      reader.resume();
+      await closed;
     });
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(calls, 1, 'reads held after the first');
-    reader.resume();
-    await new Promise<void>((resolve) => reader.socket.once('close', () => resolve()));
-    assert.equal(await exited, 0);
+    assert.equal(code, 0);
     assert.ok(Buffer.concat(received).equals(data));
   });
 });
