@@ -20,11 +20,14 @@ const MAX_BUFFERS = 4;
 /** A shorter read is copied out, its buffer read into again at once: lending it would hold 1 MiB for a line. */
 const LEND_MIN = 32 * 1024;
 /**
- * After a short read from a producer that once filled a buffer, the pipe is read again only after
- * this long: the producer catches up with the reader, and without the wait every write it makes
- * (8 KiB for head or cat) wakes the loop for one callback, one redaction pass, one capture step.
+ * After a short read from a producer that once filled a buffer, or of at least SETTLE_MIN bytes,
+ * the pipe is read again only after this long: the producer catches up with the reader, and
+ * without the wait every write it makes (8 KiB for head or cat) wakes the loop for one callback,
+ * one redaction pass, one capture step, and the 16 KiB buffer is never filled, so never outgrown.
  */
 const SETTLE_MS = 1;
+/** Smaller reads from a pipe not yet fast are a program printing now and then: no wait (the drain gathers those). */
+const SETTLE_MIN = 4096;
 
 /**
  * A copy of `buf` in memory of its own: what a consumer keeps of a lent chunk. allocUnsafe + copy
@@ -118,7 +121,7 @@ export class PipeReader {
     if (!more) this.held = true;
     if (this.spare.length === 0 && this.allocated >= MAX_BUFFERS) this.starved = true;
     if (this.held || this.starved) return false;
-    if (n < LEND_MIN && this.size === FAST_BYTES) {
+    if (n < LEND_MIN && (this.size === FAST_BYTES || n >= SETTLE_MIN)) {
       this.settle();
       return false;
     }
