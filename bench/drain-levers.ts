@@ -5,6 +5,7 @@
 //   reader     the PipeReader as shipped;
 //   stream     Node's stream (no pipe handed to a PipeReader: the drain before decision 117);
 //   no-settle  a short read from a fast pipe is followed by the next read at once (no 1 ms wait);
+//   yield      instead of the 1 ms wait, one turn of the event loop (setImmediate);
 //   copy       one reused read buffer, each read copied into a fresh one for the capture (no lending).
 // The variants replace methods on the prototypes: measurement only, never how the code runs.
 import { spawn } from 'node:child_process';
@@ -16,7 +17,7 @@ import { BenchContext, collectGarbage } from './common.js';
 import { DRAIN_BYTES, SECRET } from './drain.js';
 
 const MIB = 1024 * 1024;
-type Variant = 'reader' | 'stream' | 'no-settle' | 'copy';
+type Variant = 'reader' | 'stream' | 'no-settle' | 'yield' | 'copy';
 
 /** The private members a variant touches. */
 interface ReaderInternals {
@@ -27,6 +28,7 @@ interface ReaderInternals {
   take(n: number): boolean;
   settle(): void;
   wake(): void;
+  settling: unknown;
 }
 interface TreeInternals {
   drainedPipes(): Array<'stdout' | 'stderr'>;
@@ -43,6 +45,14 @@ function use(v: Variant): void {
   if (v === 'no-settle') {
     reader.settle = function (this: ReaderInternals) {
       queueMicrotask(() => this.wake());
+    };
+  }
+  if (v === 'yield') {
+    reader.settle = function (this: ReaderInternals) {
+      this.settling = setImmediate(() => {
+        this.settling = undefined;
+        this.wake();
+      });
     };
   }
   if (v === 'copy') {
@@ -99,10 +109,10 @@ async function main(): Promise<void> {
     await new Promise((resolve) => spawn('sh', ['-c', `head -c ${DRAIN_BYTES} /dev/zero | cat > '${file}'`], { stdio: 'ignore' }).once('close', resolve));
     rmSync(file);
   };
-  const names = ['cat', 'reader', 'stream', 'no-settle', 'copy'] as const;
+  const names = ['cat', 'reader', 'stream', 'no-settle', 'yield', 'copy'] as const;
   const rows = new Map<string, Array<{ ms: number; rssMiB: number }>>(names.map((n) => [n, []]));
   try {
-    for (const v of ['reader', 'stream', 'no-settle', 'copy'] as const) await supervised(v); // warm-up
+    for (const v of ['reader', 'stream', 'no-settle', 'yield', 'copy'] as const) await supervised(v); // warm-up
     for (let i = 0; i < trials; i++) {
       for (let k = 0; k < names.length; k++) {
         const n = names[(i + k) % names.length]!;
