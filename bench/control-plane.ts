@@ -4,7 +4,10 @@
 //      figure (appendEvents, one commit per effect) in the same run;
 //   2. task claim latency p50/p99 with 3 members claiming at once (claim + finish loops);
 //   3. reclaim time after SIGKILL of a member process mid-task, p50 over 10 (lease 2000 ms, sweep
-//      every 100 ms): from the kill, and from the member's last heartbeat (server clock).
+//      every 100 ms): from the kill, and from the member's last heartbeat (server clock);
+//   4. a run's chain copied to the control plane (decision 124): from a local commit to its copy
+//      there, p50/p99, with events committed every 10 ms; and a burst of 2,000 committed at once,
+//      shipped in batches of 200 (events per second).
 // Members in 1 and 2 are in this process, each with its own pool (connections are what they share
 // with separate processes; the chaos test covers separate processes).
 //
@@ -19,6 +22,7 @@ import {
   ControlPlaneMember,
   answerApproval,
   appendAsOwner,
+  ChainShipper,
   claimTask,
   ControlPlaneListener,
   createOwnedSession,
@@ -31,7 +35,7 @@ import {
   type ControlPlanePool,
 } from '../src/control-plane/index.js';
 import { ownProcessIdentity } from '../src/process/index.js';
-import { appendEvents, openStore, SessionStore } from '../src/store/index.js';
+import { appendEvent, appendEvents, openStore, readEvents, SessionStore } from '../src/store/index.js';
 import { startPgCluster } from '../test/helpers/pg-cluster.js';
 import { progress } from './common.js';
 import { summarize, round } from './stats.js';
@@ -204,6 +208,58 @@ async function reclaimTimes(url: string): Promise<{ fromKill: number[]; fromHear
   }
 }
 
+/**
+ * The copy's lag and rate: a local session's chain, its ChainShipper (the 250 ms interval a run
+ * uses) to an owned session on the control plane, and a poller on the copy every 5 ms.
+ */
+async function anchorLag(url: string): Promise<{ p50: number; p99: number; n: number; burstPerSecond: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-anchor-'));
+  const db = openStore(join(dir, 'supervisor.db'), { checkpointer: false });
+  const pool = await openPool(url);
+  const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'anchor' }), { reclaimEveryMs: 0 });
+  const local = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir: '/bench', coreRevision: 'r', runtime: 'local' });
+  const lease = await createOwnedSession(member, {}, `${local.id}@${member.id}`, 'bench');
+  const shipper = new ChainShipper({ member, lease, read: (afterSeq, limit) => readEvents(db, local.id, { afterSeq, limit }), onLost: (why) => progress(`anchor: ${why}`) });
+  const copied = async (): Promise<number> =>
+    (await pool.query<{ n: number | null }>("SELECT max((payload::jsonb->>'local_seq')::int) AS n FROM runtime_events WHERE session_id = $1", [lease.id])).rows[0]!.n ?? 0;
+  try {
+    shipper.start();
+    const committedAt = new Map<number, number>();
+    const lag: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      let seen = 0;
+      while (polling || seen < Math.max(...committedAt.keys())) {
+        const top = await copied();
+        const now = performance.now();
+        for (let seq = seen + 1; seq <= top; seq++) if (committedAt.has(seq)) lag.push(now - committedAt.get(seq)!);
+        seen = Math.max(seen, top);
+        await sleep(5);
+      }
+    })();
+    for (let i = 0; i < (quick ? 40 : 200); i++) {
+      const e = appendEvent(db, local.id, 'effect.completed', { i, ok: true });
+      committedAt.set(e.seq, performance.now());
+      await sleep(10);
+    }
+    polling = false;
+    await poller;
+    const burst = Array.from({ length: 2000 }, (_, i) => ({ kind: 'effect.completed', payload: { i, burst: true } }));
+    const t0 = performance.now();
+    const last = appendEvents(db, local.id, burst).at(-1)!.seq;
+    while ((await copied()) < last) await sleep(5);
+    const burstMs = performance.now() - t0;
+    const s = summarize(lag);
+    return { p50: round(s.median), p99: round(s.p99), n: s.n, burstPerSecond: Math.round((burst.length / burstMs) * 1000) };
+  } finally {
+    await shipper.stop();
+    await member.leave().catch(() => {});
+    await pool.end();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const cluster = await startPgCluster();
 try {
   const url = await cluster.createDatabase('bench');
@@ -222,6 +278,8 @@ try {
   const approvals = await approvalDelivery(url);
   progress('reclaim after SIGKILL');
   const reclaim = await reclaimTimes(url);
+  progress("a run's chain copied (local commit -> its copy on the control plane)");
+  const anchor = await anchorLag(url);
   const result = {
     effectsPerSecond: { sqlite: Math.round(sqlite), postgres1Member: Math.round(pg1), postgres3Members: Math.round(pg3), loopsPerMember: LOOPS_PER_MEMBER },
     claimLatencyMs: claims,
@@ -233,6 +291,7 @@ try {
       fromHeartbeatMax: round(summarize(reclaim.fromHeartbeat).max),
       n: reclaim.fromKill.length,
     },
+    chainCopy: { intervalMs: 250, lagP50Ms: anchor.p50, lagP99Ms: anchor.p99, n: anchor.n, burstEventsPerSecond: anchor.burstPerSecond },
   };
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
@@ -242,6 +301,7 @@ try {
         `task claim latency, 3 members: p50 ${claims.p50} ms, p99 ${claims.p99} ms (n ${claims.n})`,
         `approval delivery, answer committed -> waiter woken (NOTIFY, poll off): p50 ${approvals.p50} ms, p99 ${approvals.p99} ms (n ${approvals.n})`,
         `reclaim after SIGKILL (lease 2000 ms): p50 ${result.reclaimMs.fromKillP50} ms from the kill, p50 ${result.reclaimMs.fromHeartbeatP50} ms (max ${result.reclaimMs.fromHeartbeatMax}) from the last heartbeat (n ${result.reclaimMs.n})`,
+        `a run's chain copied (interval 250 ms): local commit -> copy p50 ${anchor.p50} ms, p99 ${anchor.p99} ms (n ${anchor.n}); a burst of 2,000 events copied at ${anchor.burstPerSecond}/s`,
       ].join('\n') + '\n',
     );
   }

@@ -3,8 +3,9 @@
 // throughput, and the supervisor process's RSS growth (sampled every 10 ms) during each run.
 // A third, informational contender — "node floor": child_process.spawn of the same producer with a
 // 'data' listener doing fs.writeSync to a file — shows what any single-threaded Node drain with a
-// synchronous artifact costs here, so the supervisor's own overhead (redactor, tail, accounting)
-// can be told apart from Node's pipe reading.
+// synchronous artifact costs here. Until decision 117 it told the supervisor's own overhead
+// (redactor, tail, accounting) apart from Node's pipe reading; now the supervisor reads its trees'
+// pipes itself (PipeReader), and the floor shows what Node's stream reads would cost.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

@@ -152,7 +152,7 @@ function drainTable(r: DrainResult): string {
   const notes = [
     `${r.trials} trials each of ${r.bytes / 1048576} MiB (${r.producer}), interleaved; wall = spawn until tree.done / the child's close.`,
     `throughput ratio (supervisor / baseline, from median wall times): ${r.throughputRatio.toFixed(3)}  target >= ${r.throughputTarget.toFixed(2)}  ${verdict(tpPass)}`,
-    `supervisor / node floor throughput: ${r.vsNodeFloor.toFixed(3)} (information; near 1 means the supervisor's redaction, tail and accounting add little to a bare Node read + writeSync loop)`,
+    `supervisor / node floor throughput: ${r.vsNodeFloor.toFixed(3)} (information; the floor reads through Node's 64 KiB stream, the supervisor through its PipeReader since decision 117: above 1 is what its own reads gain net of redaction, tail and accounting)`,
     `supervisor RSS growth, worst trial (max sampled RSS - RSS before, 10 ms sampling, median ${r.supervisor.rssSamplesMedian} samples per trial): ${r.rssGrowthWorstMiB.toFixed(1)} MiB  target <= ${r.rssTargetMiB} MiB  ${verdict(rssPass)}`,
     'maxRSS delta = process.resourceUsage().maxRSS after - before: a process-lifetime high-water mark, so 0 unless the trial set a new peak.',
     `drain overall: ${verdict(r.pass)}`,

@@ -2,11 +2,12 @@
 import { cliIo } from './io.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { openStore, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
+import { openStore, readEvents, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
+import { storeUrlOf } from './control-plane-cli.js';
 
-export const AUDIT_HELP = `Usage: supervisor audit verify [--session ID] [--json] [--state-dir DIR]
+export const AUDIT_HELP = `Usage: supervisor audit verify [--session ID] [--json] [--state-dir DIR] [--store URL]
 
 Checks the hash-chained runtime events in the store (<state dir>/supervisor.db). Each event's hash
 covers the previous event's hash and the event itself (session, seq, kind, at, payload); a head
@@ -19,10 +20,16 @@ Options:
   --json           print one JSON object: {ok, store, checked, intact, broken, sessions: [...]}
   --state-dir DIR  the supervisor's state directory (default: $SUPERVISOR_STATE_DIR, else
                    $XDG_STATE_HOME/isolation-supervisor, else ~/.local/state/isolation-supervisor)
+  --store URL      verify your sessions' chains on the PostgreSQL control plane instead
+                   (postgres://user@host:5432/db; default $SUPERVISOR_STORE_URL). A run started
+                   with --store copies each event of its chain there with the event's seq and
+                   hash on this host; where this state dir holds that run, every copy is
+                   compared with the local chain, so a local chain rewritten after the copy is
+                   caught. --session takes the control-plane id or the run's local session id.
 
 Exit status:
   0  every chain checked is intact
-  1  at least one chain is broken
+  1  at least one chain is broken (with --store: or a local chain differs from its copy)
   2  nothing could be checked: unknown session, no store in the state dir, or bad usage
 
 Someone who can rewrite the whole store can also recompute every hash: copy the printed head
@@ -33,10 +40,12 @@ interface Options {
   session: string | null;
   json: boolean;
   stateDir: string;
+  store: string | undefined;
 }
 
 function parse(argv: string[]): Options | 'help' {
-  const o: Options = { session: null, json: false, stateDir: defaultStateDir() };
+  const o: Options = { session: null, json: false, stateDir: defaultStateDir(), store: undefined };
+  let storeFlag: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '-h' || a === '--help') return 'help';
@@ -50,8 +59,13 @@ function parse(argv: string[]): Options | 'help' {
       const v = argv[++i];
       if (!v) throw new UsageError('--state-dir needs a directory');
       o.stateDir = resolve(v);
+    } else if (a === '--store') {
+      const v = argv[++i];
+      if (!v || v.startsWith('-')) throw new UsageError('--store needs a PostgreSQL URL, e.g. --store postgres://user@host:5432/supervisor');
+      storeFlag = v;
     } else throw new UsageError(`unknown option ${a} for audit verify; see supervisor audit --help`);
   }
+  o.store = storeUrlOf(storeFlag);
   return o;
 }
 
@@ -67,7 +81,7 @@ export async function runAudit(argv: string[]): Promise<number> {
     cliIo().stdout.write(AUDIT_HELP);
     return 0;
   }
-  return verify(o);
+  return o.store !== undefined ? verifyOnControlPlane(o, o.store) : verify(o);
 }
 
 function cannotVerify(o: Options, store: string, code: string, message: string): number {
@@ -118,4 +132,78 @@ function verify(o: Options): number {
     cliIo().stdout.write(`checked ${results.length} session(s): ${summary.intact} intact, ${broken} broken\n`);
   }
   return broken === 0 ? 0 : 1;
+}
+
+/** How a control-plane chain's copies compare with this host's chain of the same run. */
+interface AnchorCheck {
+  /** here: this state dir holds the run and every copy was compared; elsewhere: it does not; none: no copies. */
+  where: 'here' | 'elsewhere' | 'none';
+  localSession: string | null;
+  anchors: number;
+  matched: number;
+  /** The first local seq whose event differs from its copy (or is missing here); null: none. */
+  differsAt: number | null;
+}
+
+function checkAnchors(db: Database | null, anchors: readonly { localSession: string; localSeq: number; localHash: string }[]): AnchorCheck {
+  const localSession = anchors[0]?.localSession ?? null;
+  if (localSession === null) return { where: 'none', localSession, anchors: 0, matched: 0, differsAt: null };
+  if (db === null || !sessionKnown(db, localSession)) return { where: 'elsewhere', localSession, anchors: anchors.length, matched: 0, differsAt: null };
+  const local = new Map<number, string>();
+  for (let after = 0; ; ) {
+    const page = readEvents(db, localSession, { afterSeq: after, limit: 10_000 });
+    if (page.length === 0) break;
+    for (const e of page) local.set(e.seq, e.hash);
+    after = page[page.length - 1]!.seq;
+  }
+  let matched = 0;
+  let differsAt: number | null = null;
+  for (const a of anchors) {
+    if (a.localSession === localSession && local.get(a.localSeq) === a.localHash) matched++;
+    else differsAt ??= a.localSeq;
+  }
+  return { where: 'here', localSession, anchors: anchors.length, matched, differsAt };
+}
+
+function anchorText(a: AnchorCheck): string {
+  switch (a.where) {
+    case 'none':
+      return 'no copies of a host chain';
+    case 'elsewhere':
+      return `${a.anchors} event(s) copied from run ${a.localSession}, which this state dir does not hold (check it on its host)`;
+    case 'here':
+      return a.differsAt === null
+        ? `all ${a.anchors} copied event(s) match this host's chain of ${a.localSession}`
+        : `DIFFERS: this host's chain of ${a.localSession} does not match its copy at seq ${a.differsAt} (${a.matched} of ${a.anchors} match): the local chain was changed after it was copied`;
+  }
+}
+
+async function verifyOnControlPlane(o: Options, url: string): Promise<number> {
+  const { controlPlaneAudit } = await import('./control-plane-cli.js');
+  const { store, chains } = await controlPlaneAudit(url, o.session);
+  if (o.session !== null && chains.length === 0) {
+    return cannotVerify(o, store, 'SESSION_NOT_FOUND', `no session ${JSON.stringify(o.session)} of yours on the control plane at ${store}; run without --session to verify all of yours (supervisor sessions --store lists them)`);
+  }
+  const localFile = join(o.stateDir, 'supervisor.db');
+  const db = existsSync(localFile) ? openStore(localFile, { checkpointer: false }) : null;
+  let results;
+  try {
+    results = chains.map((c) => ({ ...c.verification, anchors: checkAnchors(db, c.anchors) }));
+  } finally {
+    db?.close();
+  }
+  const broken = results.filter((r) => !r.ok).length;
+  const differing = results.filter((r) => r.anchors.differsAt !== null).length;
+  const summary = { ok: broken === 0 && differing === 0, store, checked: results.length, intact: results.length - broken, broken, differing, sessions: results };
+  if (o.json) {
+    cliIo().stdout.write(JSON.stringify(summary) + '\n');
+  } else {
+    cliIo().stdout.write(`control plane ${store}\n`);
+    for (const r of results) {
+      if (r.ok) cliIo().stdout.write(`ok      ${r.sessionId}  ${r.count} event(s)  head ${r.head ?? '(none)'}\n        ${anchorText(r.anchors)}\n`);
+      else cliIo().stdout.write(`BROKEN  ${r.sessionId}  event ${r.seq}, field ${r.field}: ${r.detail}\n`);
+    }
+    cliIo().stdout.write(`checked ${results.length} session(s): ${summary.intact} intact, ${broken} broken, ${differing} differing from this host's chain\n`);
+  }
+  return summary.ok ? 0 : 1;
 }

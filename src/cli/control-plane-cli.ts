@@ -3,9 +3,10 @@
 // there; `supervisor approvals --store …` on any machine lists and answers them. Loaded only when
 // a store URL is given: the pg driver costs a start that the other commands need not pay.
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { Approver, ApprovalRequest } from '../policy/index.js';
 import type { ListedApproval } from '../store/index.js';
-import { shownDigest, type ApprovalAnswer, type ApprovalAnswerOutcome } from '../operator/approval-answer.js';
+import type { ApprovalAnswer, ApprovalAnswerOutcome } from '../operator/approval-answer.js';
 import { localPrincipal } from './principal.js';
 import { UsageError } from './usage.js';
 
@@ -45,21 +46,15 @@ export async function controlPlaneApprovals(url: string): Promise<ApprovalsBacke
   return {
     // A control-plane session has no delegation chain of its own: the request's session is its chain.
     list: async () => (await cp.listPendingApprovals(pool, principal)).map((r) => ({ ...r, chain: [r.sessionId] })),
-    async answer(a) {
-      const expect = a.expect?.trim().toLowerCase();
-      const r = await cp.answerApproval(pool, principal, {
-        id: a.id,
-        approve: a.approve,
-        remember: a.always,
-        decidedBy: a.decidedBy,
-        ...(expect !== undefined ? { matches: (x) => shownDigest(x) === expect } : {}),
-      });
-      if (!r.record) return { kind: 'not-found' };
-      if (r.mismatch) return { kind: 'digest-mismatch', digest: shownDigest(r.record) };
-      return r.answered ? { kind: 'answered', record: r.record } : { kind: 'lost', record: r.record };
-    },
+    answer: async (a) => (await import('../operator/control-plane-operator-store.js')).answerOnControlPlane(cp, pool, principal, a),
     close: () => pool.end(),
   };
+}
+
+/** The control plane as the operator's port (supervisor web --store), for the local principal. */
+export async function controlPlaneOperatorStore(url: string): Promise<import('../operator/operator-store.js').OperatorStore> {
+  const { openControlPlaneOperatorStore } = await import('../operator/control-plane-operator-store.js');
+  return controlPlane(() => openControlPlaneOperatorStore(url, localPrincipal()));
 }
 
 /** One short-lived connection for an operator command on the control plane (migrated, like a local store is). */
@@ -85,24 +80,69 @@ export async function controlPlaneSessions(url: string, limit: number): Promise<
   }
 }
 
+/** The local principal's tasks on the control plane, from every member, newest first. */
+export async function controlPlaneTasks(url: string, o: { sessionId?: string; limit: number }): Promise<import('../control-plane/index.js').ListedTask[]> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-tasks');
+  try {
+    return await cp.listTasks(pool, localPrincipal(), o);
+  } finally {
+    await pool.end();
+  }
+}
+
 /**
- * Cancels the local principal's session `id` on whichever member runs it, then waits up to
- * `waitMs` for it to end there. `outcome`: what the request found; `status`: the session's status
- * after the wait (null when there is no such session of yours).
+ * Cancels the local principal's session or task `id` on whichever member runs it, then waits up
+ * to `waitMs` for it to end there. `outcome`: what the request found; `status`: its status after
+ * the wait (null when there is no such session or task of yours).
  */
-export async function controlPlaneCancel(url: string, id: string, waitMs: number): Promise<{ outcome: 'requested' | 'already' | 'ended' | 'missing'; status: string | null }> {
+export async function controlPlaneCancel(url: string, id: string, waitMs: number): Promise<{ what: 'session' | 'task'; outcome: 'requested' | 'already' | 'ended' | 'missing'; status: string | null }> {
   const { cp, pool } = await operatorPool(url, 'supervisor-cancel');
   try {
     const principal = localPrincipal();
-    const outcome = await cp.requestSessionCancel(pool, principal, id, controlPlaneDecidedBy().replace('supervisor approvals', 'supervisor cancel'));
-    const statusOf = async (): Promise<string | null> => (await pool.query<{ status: string }>('SELECT status FROM sessions WHERE id = $1 AND principal = $2', [id, principal])).rows[0]?.status ?? null;
+    const by = controlPlaneDecidedBy().replace('supervisor approvals', 'supervisor cancel');
+    let what: 'session' | 'task' = 'session';
+    let outcome = await cp.requestSessionCancel(pool, principal, id, by);
+    if (outcome === 'missing') {
+      what = 'task';
+      outcome = await cp.requestTaskCancel(pool, principal, id, by);
+    }
+    const statusOf = async (): Promise<string | null> =>
+      (
+        await pool.query<{ status: string }>(
+          what === 'session'
+            ? 'SELECT status FROM sessions WHERE id = $1 AND principal = $2'
+            : 'SELECT t.status FROM (SELECT id, session_id, status FROM tasks UNION ALL SELECT id, session_id, status FROM tasks_archive) t JOIN sessions s ON s.id = t.session_id AND s.principal = $2 WHERE t.id = $1',
+          [id, principal],
+        )
+      ).rows[0]?.status ?? null;
     const deadline = Date.now() + waitMs;
     let status = await statusOf();
     while (status === 'running' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
       status = await statusOf();
     }
-    return { outcome, status };
+    return { what, outcome, status };
+  } finally {
+    await pool.end();
+  }
+}
+
+
+/** One control-plane session's chain as `audit verify --store` reports it, with the host events it anchors. */
+export interface ControlPlaneChain {
+  verification: import('../store/index.js').ChainVerification;
+  anchors: import('../control-plane/index.js').AnchorRow[];
+}
+
+/** Verifies the local principal's chains on the control plane (one with `only`: its id or its run's local session id). */
+export async function controlPlaneAudit(url: string, only: string | null): Promise<{ store: string; chains: ControlPlaneChain[] }> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-audit');
+  try {
+    const chains: ControlPlaneChain[] = [];
+    for (const id of await cp.principalSessionIds(pool, localPrincipal(), only)) {
+      chains.push({ verification: await cp.verifyControlPlaneChain(pool, id), anchors: await cp.readAnchors(pool, id) });
+    }
+    return { store: cp.redactUrl(url), chains };
   } finally {
     await pool.end();
   }
@@ -144,7 +184,7 @@ export interface RunMembership {
  */
 export async function joinForRun(
   url: string,
-  o: { waitMs: number; coreDir: string; onPending: (id: string, r: ApprovalRequest) => void; onStop: (stop: ControlPlaneStop) => void },
+  o: { waitMs: number; coreDir: string; stateDir: string; onPending: (id: string, r: ApprovalRequest) => void; onStop: (stop: ControlPlaneStop) => void },
 ): Promise<RunMembership> {
   const cp = await import('../control-plane/index.js');
   const { ControlPlaneApprover } = await import('../policy/control-plane-approver.js');
@@ -168,6 +208,7 @@ export async function joinForRun(
       }
     });
     opened.push(() => listener.close());
+    let mirror: { stop(): Promise<void> } | null = null;
     const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: lost });
     return {
       approver,
@@ -175,9 +216,12 @@ export async function joinForRun(
       async attach(sessionId, principal) {
         const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
         listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));
+        mirror = await mirrorRun(cp, { member, lease, listener, stateDir: o.stateDir, sessionId, principal, onLost: lost });
         return lease.id;
       },
       async leave(status) {
+        // The run's last tasks and events (its end) are on the control plane before its session ends there.
+        await mirror?.stop();
         for (const lease of await approver.openedLeases()) await cp.endOwnedSession(member, lease, status).catch(() => undefined);
         await unwind();
       },
@@ -186,4 +230,50 @@ export async function joinForRun(
     await unwind();
     throw err;
   }
+}
+
+/**
+ * Starts showing the run on its control-plane session: its audit chain copied (decision 124) and
+ * its background tasks held there (decision 126), read through a store connection of its own: the
+ * copy goes on after the session's store is closed, so the run's end is copied too. A cancel of a
+ * task asked on any member becomes a cancel request in this store, which the run's worker acts on.
+ * `stop()` mirrors what is left and closes the connection.
+ */
+async function mirrorRun(
+  cp: typeof import('../control-plane/index.js'),
+  o: {
+    member: import('../control-plane/index.js').ControlPlaneMember;
+    lease: import('../control-plane/index.js').Lease;
+    listener: import('../control-plane/index.js').ControlPlaneListener;
+    stateDir: string;
+    sessionId: string;
+    principal: string;
+    onLost: (why: string) => void;
+  },
+): Promise<{ stop(): Promise<void> }> {
+  const { openStore, readEvents, TaskStore } = await import('../store/index.js');
+  const db = openStore(join(o.stateDir, 'supervisor.db'), { checkpointer: false });
+  const tasks = new TaskStore(db);
+  const scope = { principal: o.principal };
+  const shipper = new cp.ChainShipper({ member: o.member, lease: o.lease, read: (afterSeq, limit) => readEvents(db, o.sessionId, { afterSeq, limit }), onLost: o.onLost });
+  const taskMirror = new cp.RunTaskMirror({
+    member: o.member,
+    lease: o.lease,
+    listener: o.listener,
+    read: () => tasks.list(scope, { sessionId: o.sessionId, limit: 200 }).map((t) => ({ id: t.id, kind: t.kind, summary: t.summary, status: t.status, exitCode: t.exitCode, reason: t.reason })),
+    onCancel: (id) => void tasks.requestCancel(scope, id),
+    onLost: o.onLost,
+  });
+  shipper.start();
+  taskMirror.start();
+  return {
+    async stop() {
+      try {
+        await taskMirror.stop();
+        await shipper.stop();
+      } finally {
+        db.close();
+      }
+    },
+  };
 }

@@ -43,6 +43,7 @@ export const DOCTOR_MECHANISMS = [
   'syntaxCheck',
   'schemaPatterns',
   'evolve',
+  'controlPlane',
 ] as const;
 export type DoctorMechanism = (typeof DOCTOR_MECHANISMS)[number];
 export type DoctorReport = Record<DoctorMechanism, DoctorEntry>;
@@ -71,12 +72,18 @@ const APPLIES: Record<DoctorMechanism, readonly NodeJS.Platform[] | 'all'> = {
   syntaxCheck: 'all',
   schemaPatterns: 'all',
   evolve: 'all',
+  controlPlane: 'all',
 };
 
 /** Prefix of SUPERVISOR_SPAWN_ID given to spawnPath's children (started beside the supervisor, not by it). */
 export const DOCTOR_PROBE_MARKER_PREFIX = 'doctor-probe';
 
-type Probe = (children: ProbeChildren) => Promise<MechanismFinding> | MechanismFinding;
+/** What the doctor was asked about beyond this machine: the control plane's URL, if any. */
+interface DoctorContext {
+  storeUrl: string | undefined;
+}
+
+type Probe = (children: ProbeChildren, ctx: DoctorContext) => Promise<DoctorEntry> | DoctorEntry;
 
 /** Each line's probe, which lives beside what it probes; children start through `children`. */
 const PROBES: Record<DoctorMechanism, Probe> = {
@@ -101,26 +108,31 @@ const PROBES: Record<DoctorMechanism, Probe> = {
   syntaxCheck: async (children) => (await import('../core/module-syntax.js')).probeSyntaxCheck(children),
   schemaPatterns: async () => (await import('../core/input-schema.js')).probeSchemaPatterns(),
   evolve: async (children) => (await import('../evolve/evolve-probe.js')).probeEvolve(children),
+  // Not a mechanism of this machine: without a URL there is nothing to try (runs use this machine's store).
+  controlPlane: async (_children, ctx) =>
+    ctx.storeUrl === undefined
+      ? { ok: false, applicable: false, detail: 'no control plane given (--store or $SUPERVISOR_STORE_URL): runs use this machine\'s store' }
+      : (await import('../control-plane/control-plane-probe.js')).probeControlPlane(ctx.storeUrl),
 };
 
-export async function runDoctor(): Promise<DoctorReport> {
+export async function runDoctor(ctx: DoctorContext = { storeUrl: undefined }): Promise<DoctorReport> {
   const children = new ProbeChildren();
   try {
-    return await runProbes(children);
+    return await runProbes(children, ctx);
   } finally {
     // Every probe child is a supervised tree: this returns when the last one is gone.
     await children.close();
   }
 }
 
-async function runProbes(children: ProbeChildren): Promise<DoctorReport> {
+async function runProbes(children: ProbeChildren, ctx: DoctorContext): Promise<DoctorReport> {
   const report = {} as DoctorReport;
   // One at a time: probes share this process (subreaper flag, ffi) and should not disturb each other.
   for (const name of DOCTOR_MECHANISMS) {
     const where = APPLIES[name];
     report[name] =
       where === 'all' || where.includes(process.platform)
-        ? await bounded(name, () => PROBES[name](children))
+        ? await bounded(name, () => PROBES[name](children, ctx))
         : { ok: false, applicable: false, detail: `not applicable on ${process.platform} (${where.join(', ')} only)` };
   }
   return report;
@@ -159,7 +171,7 @@ export function formatDoctor(r: DoctorReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-const DOCTOR_HELP = `usage: supervisor doctor [--json]
+const DOCTOR_HELP = `usage: supervisor doctor [--json] [--store URL]
 
 Tries each isolation mechanism on this machine and reports which work: on Linux ffi-rs, subreaper,
 pidfd, cgroup v2, the trees' shared CPU group, bubblewrap, unshare; the sandbox tier (bubblewrap on Linux, sandbox-exec on
@@ -170,8 +182,13 @@ patterns run in linear time (schemaPatterns). Mechanisms of another OS
 are shown as not applicable. Exit code 0 whenever the report
 was produced: a missing mechanism is a finding, not an error.
 
-  --json   print the report as JSON
-  --help   show this help
+With --store postgres://… (or $SUPERVISOR_STORE_URL) it also tries the control plane (controlPlane):
+reached, its schema's version against this supervisor's, a NOTIFY delivered to a LISTEN, and the
+role (a superuser role is a finding: the control plane's boundary is its role). It writes nothing.
+
+  --json        print the report as JSON
+  --store URL   also try this PostgreSQL control plane
+  --help        show this help
 `;
 
 export interface DoctorCommandIo {
@@ -181,18 +198,27 @@ export interface DoctorCommandIo {
 
 export async function runDoctorCommand(argv: string[], io: DoctorCommandIo = process): Promise<number> {
   let json = false;
-  for (const arg of argv) {
+  let storeFlag: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
     if (arg === '--json') json = true;
-    else if (arg === '--help' || arg === '-h') {
+    else if (arg === '--store') {
+      storeFlag = argv[++i];
+      if (storeFlag === undefined || storeFlag.startsWith('-')) {
+        io.stderr.write('supervisor doctor: --store needs a PostgreSQL URL, e.g. --store postgres://user@host:5432/supervisor\n');
+        return 2;
+      }
+    } else if (arg === '--help' || arg === '-h') {
       io.stdout.write(DOCTOR_HELP);
       return 0;
     } else {
       const what = arg.startsWith('-') ? `unknown option '${arg}'` : `unexpected argument '${arg}'`;
-      io.stderr.write(`supervisor doctor: ${what}; accepted: --json, --help\n`);
+      io.stderr.write(`supervisor doctor: ${what}; accepted: --json, --store URL, --help\n`);
       return 2;
     }
   }
-  const report = await runDoctor();
+  const { storeUrlOf } = await import('./control-plane-cli.js');
+  const report = await runDoctor({ storeUrl: storeUrlOf(storeFlag) });
   io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
   return 0;
 }

@@ -46,6 +46,11 @@ Commands:
                                     the operator's page on 127.0.0.1 or a UNIX socket: sessions,
                                     approvals, process trees and delegations, live
 
+Several machines on one PostgreSQL control plane: --store postgres://… (or $SUPERVISOR_STORE_URL)
+on run, sessions, tasks, approvals, cancel, audit verify, web and doctor. Process trees, task logs,
+delegations and evolve runs stay on the machine that runs them (ps, logs, subagents, reconcile and
+evolve there).
+
 Run "supervisor <command> --help" for the options of one command.
 `;
 
@@ -75,17 +80,36 @@ export async function runCli(argv: string[]): Promise<void> {
 }
 
 /**
- * Commands that read this machine's store only: an exported SUPERVISOR_STORE_URL does not reach
- * them (--store is for run, approvals, sessions and cancel), and they say so rather than quietly
- * show a different store than the operator expects.
+ * Commands that act on this machine only, each with why and where to look instead. Trees, task
+ * logs, delegations and evolve runs stay on the machine that runs them (only that host's supervisor
+ * signals its trees). An exported SUPERVISOR_STORE_URL does not reach them, and they say so rather
+ * than quietly show a different store than the operator expects; an explicit --store is refused
+ * with the same words.
  */
-const LOCAL_STORE_ONLY = new Set(['tasks', 'logs', 'ps', 'subagents', 'audit', 'reconcile', 'web', 'evolve', 'call', 'serve', 'catalog']);
+const HOST_LOCAL: Record<string, string> = {
+  ps: 'process trees stay on the machine that runs them: run supervisor ps there (supervisor sessions --store shows the host of each run)',
+  logs: 'task logs stay on the machine that runs the task: run supervisor logs there (supervisor tasks --store shows the host of each task)',
+  subagents: 'delegations are recorded on the machine that runs the session: run supervisor subagents there',
+  reconcile: "reconcile acts on this machine's trees only; a dead member's sessions and tasks on the control plane are reclaimed by the other members within its lease",
+  evolve: "evolve runs live in this machine's state dir and the core's repository: run supervisor evolve there",
+  call: 'call runs one tool here without a control plane; supervisor run --store runs a session the control plane sees',
+  serve: 'serve answers its MCP client here without a control plane; supervisor run --store runs a session the control plane sees',
+  catalog: "catalog reads a core on this machine; it has nothing on the control plane",
+};
+
+/** Where --store is taken (the control plane's commands). */
+const STORE_COMMANDS = 'run, sessions, tasks, approvals, cancel, audit verify, web and doctor';
+
+function checkStoreReach(command: string | undefined, rest: readonly string[]): void {
+  const why = command === undefined ? undefined : HOST_LOCAL[command];
+  if (why === undefined) return;
+  if (rest.some((a) => a === '--store' || a.startsWith('--store='))) throw new UsageError(`${command} does not take --store: ${why}; --store is for ${STORE_COMMANDS}`);
+  if (process.env.SUPERVISOR_STORE_URL) cliIo().stderr.write(`supervisor ${command}: note: SUPERVISOR_STORE_URL is set, but ${command} reads this machine's store (${why}); --store is for ${STORE_COMMANDS}\n`);
+}
 
 async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command !== undefined && LOCAL_STORE_ONLY.has(command) && process.env.SUPERVISOR_STORE_URL) {
-    cliIo().stderr.write(`supervisor ${command}: note: SUPERVISOR_STORE_URL is set, but ${command} reads this machine's store; --store is for run, approvals, sessions and cancel\n`);
-  }
+  checkStoreReach(command, rest);
   switch (command) {
     case undefined:
     case '-h':

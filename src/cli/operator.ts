@@ -12,7 +12,7 @@ import { localPrincipal } from './principal.js';
 import { parseFlags, type ParsedFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
-import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
+import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, controlPlaneTasks, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
 
 export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR | --store URL]
 
@@ -21,9 +21,12 @@ was interrupted (its supervisor died; see supervisor reconcile). --store postgre
 $SUPERVISOR_STORE_URL) lists your runs on every machine of that control plane (runs started with
 --store), each with the host and pid that owns it.
 `;
-export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR]
+export const TASKS_HELP = `Usage: supervisor tasks [--session ID] [--json] [--limit N] [--state-dir DIR | --store URL]
 
 Lists your background tasks, newest first: id, status, exit code or reason, session, summary.
+--store postgres://… (or $SUPERVISOR_STORE_URL) lists your tasks on that control plane's work
+queue instead, from every machine: status, attempts, rescues, and the host and pid of the member
+that runs (or ran) each; --session takes a session id from supervisor sessions --store.
 `;
 export const LOGS_HELP = `Usage: supervisor logs <task> [--follow] [--json] [--state-dir DIR]
 
@@ -32,7 +35,7 @@ Prints a background task's log (redacted; bounded per task, the full output is i
 --json prints one JSON object per chunk: {seq, stream, at, chunk}.
 `;
 export const CANCEL_HELP = `Usage: supervisor cancel <task | spawn id> [--json] [--wait S] [--state-dir DIR]
-       supervisor cancel <session> --store URL [--json] [--wait S]
+       supervisor cancel <session | task> --store URL [--json] [--wait S]
 
 Asks the run that owns the task to stop it (its whole process tree) and waits up to S seconds
 (default 10) for the end state. A spawn id (sp_…, as supervisor ps lists it) names one live
@@ -41,7 +44,8 @@ MCP server): its run stops the whole tree (TERM, then KILL), records the cancel 
 audit chain, and the call returns a cancelled result to the model; the run goes on.
 With --store postgres://… (or $SUPERVISOR_STORE_URL), cancels one of your runs on any machine of
 that control plane (a session id from supervisor sessions --store): the member that owns it stops
-the run and its trees.
+the run and its trees; or one of your tasks there (an id from supervisor tasks --store): the run
+that holds it stops its tree (a task still queued is failed at once).
 Exit status: 0 the task, tree or run ended (a task or run: or had ended), 1 it is still running
 after the wait, 2 no such task, tree or session of yours, or the tree had ended already.
 `;
@@ -96,15 +100,35 @@ async function controlPlaneSessionList(url: string, f: ParsedFlags): Promise<num
   return 0;
 }
 
+/** `tasks --store`: the work queue's tasks of the principal's sessions, with the member running each. */
+async function controlPlaneTaskList(url: string, f: ParsedFlags): Promise<number> {
+  if (f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+  const session = f.value.get('session');
+  const rows = await controlPlaneTasks(url, { ...(session ? { sessionId: session } : {}), limit: limitOf(f.value.get('limit')) });
+  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ tasks: rows })}\n`);
+  else if (rows.length === 0) cliIo().stdout.write('no tasks of yours on the control plane\n');
+  else {
+    for (const t of rows) {
+      const runner = t.host === null ? 'not claimed' : `${displayText(t.host)} pid ${t.pid}${t.memberStatus === 'alive' ? '' : ` (member ${t.memberStatus})`}`;
+      const tries = `attempt ${t.attempts}, rescued ${t.rescues} of ${t.maxRescues}`;
+      const what = t.summary === null ? '' : `  ${displayPreview(t.summary, 60, 'supervisor tasks --store --json prints all')}`;
+      cliIo().stdout.write(`${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${displayText(t.kind)}${what}  ${runner}  ${tries}${t.reason ? ` (${displayText(t.reason)})` : ''}  ${t.sessionId}\n`);
+    }
+  }
+  return 0;
+}
+
 function taskLine(t: TaskRecord): string {
   const end = t.status === 'running' ? '' : ` (${displayText(t.reason ?? (t.exitCode === null ? '?' : `exit code ${t.exitCode}`))})`;
   return `${t.id}  ${t.status.padEnd(11)} ${when(t.createdAt)}  ${t.sessionId}  ${displayPreview(t.summary, 80, 'supervisor tasks --json prints all')}${end}`;
 }
 
 export async function runTasks(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json'], value: ['session', 'limit', 'state-dir'], multi: [] }, 'tasks');
+  const f = parseFlags(argv, { bool: ['json'], value: ['session', 'limit', 'state-dir', 'store'], multi: [] }, 'tasks');
   if (f.help) return void cliIo().stdout.write(TASKS_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('tasks takes no arguments; see supervisor tasks --help');
+  const url = storeUrlOf(f.value.get('store'));
+  if (url !== undefined) return controlPlaneTaskList(url, f);
   const { db, principal } = openForOperator(f.value.get('state-dir'));
   try {
     const session = f.value.get('session');
@@ -192,12 +216,12 @@ export async function runCancel(argv: string[]): Promise<number> {
 /** `cancel --store`: the run that owns the session, on whichever member, is told to stop; then the wait. */
 async function controlPlaneCancelRun(url: string, id: string, waitS: number, f: ParsedFlags): Promise<number> {
   if (f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
-  const { outcome, status } = await controlPlaneCancel(url, id, waitS * 1000);
+  const { what, outcome, status } = await controlPlaneCancel(url, id, waitS * 1000);
   if (outcome === 'missing') {
-    cliIo().stderr.write(`supervisor cancel: no session ${displayText(id)} of yours on the control plane (supervisor sessions --store … lists them)\n`);
+    cliIo().stderr.write(`supervisor cancel: no session or task ${displayText(id)} of yours on the control plane (supervisor sessions --store and tasks --store list them)\n`);
     return 2;
   }
-  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id, cancel: outcome, status })}\n`);
+  if (f.bool.has('json')) cliIo().stdout.write(`${displayJson({ id, ...(what === 'task' ? { task: true } : {}), cancel: outcome, status })}\n`);
   else cliIo().stdout.write(`${id}  ${status ?? '?'}  (${outcome === 'requested' ? 'cancel sent to its member' : outcome === 'already' ? 'a cancel was already asked' : 'it was not running'})\n`);
   return status === 'running' ? 1 : 0;
 }

@@ -111,6 +111,7 @@ export async function runRun(argv: string[]): Promise<number> {
     ? await joinForRun(storeUrl, {
         waitMs: awaitApproval !== undefined ? parseDuration('--await-approval', awaitApproval) : DEFAULT_STORE_APPROVAL_WAIT_MS,
         coreDir: resolve(coreDir),
+        stateDir,
         onPending: (id, r) => onPendingApproval(id, r, ' --store …'),
         onStop: stopFromControlPlane,
       })

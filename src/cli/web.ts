@@ -6,13 +6,15 @@ import { cliIo } from './io.js';
 import { displayJson } from '../redaction/index.js';
 import { parseFlags } from './flags.js';
 import { openForOperator } from './operator.js';
+import { controlPlaneOperatorStore, storeUrlOf } from './control-plane-cli.js';
+import { sqliteOperatorStore, type OperatorStore } from '../operator/operator-store.js';
 import { UsageError } from './usage.js';
 import { startWebServer } from '../web/web-server.js';
 import { SocketPathError } from '../web/unix-socket.js';
 import { launchBrowser, type BrowserLaunch } from '../web/browser-launch.js';
 import { defaultStateDir } from './state-dir.js';
 
-export const WEB_HELP = `Usage: supervisor web [--port N | --socket PATH] [--state-dir DIR] [--open] [--json]
+export const WEB_HELP = `Usage: supervisor web [--port N | --socket PATH] [--state-dir DIR | --store URL] [--open] [--json]
 
 Serves the operator's page on 127.0.0.1: your sessions, the approval requests your runs wait on
 (approve / deny / always), the live process trees of your runs (with cancel) and each session's
@@ -28,6 +30,11 @@ page's Origin, a JSON body and the page's CSRF token (docs/security-model.md, *T
                    forward, e.g. ssh -L 8080:PATH host, then http://localhost:8080/#token=…
                    (the Host must be localhost, 127.0.0.1 or [::1], any port)
   --state-dir DIR  the store to show (default: the one supervisor run uses)
+  --store URL      show the PostgreSQL control plane instead (postgres://user@host:5432/db, or
+                   \$SUPERVISOR_STORE_URL): your sessions on every machine with the host and pid
+                   that owns each, their audit chains as copied there, the work queue's tasks, and
+                   the requests waiting on any machine, answered there. Process trees, task logs
+                   and delegations stay on the machine that runs them (supervisor web there)
   --open           open the URL in a browser: \$BROWSER if set, else xdg-open, open or start.
                    The browser is given a 0600 file that redirects to the URL, not the URL, so
                    the token is not in any process's arguments
@@ -47,7 +54,7 @@ function portOf(v: string | undefined): number {
 const STREAM_MS_ENV = 'SUPERVISOR_WEB_STREAM_MS';
 
 export async function runWeb(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json', 'open'], value: ['port', 'socket', 'state-dir'], multi: [] }, 'web');
+  const f = parseFlags(argv, { bool: ['json', 'open'], value: ['port', 'socket', 'state-dir', 'store'], multi: [] }, 'web');
   if (f.help) return void cliIo().stdout.write(WEB_HELP), 0;
   if (f.positionals.length > 0) throw new UsageError('web takes no arguments; see supervisor web --help');
   const port = portOf(f.value.get('port'));
@@ -57,13 +64,13 @@ export async function runWeb(argv: string[]): Promise<number> {
   if (socket !== undefined && process.platform === 'win32') throw new UsageError('--socket is for Linux and macOS; use --port on Windows');
   const streamMs = process.env[STREAM_MS_ENV] === undefined ? undefined : Number(process.env[STREAM_MS_ENV]);
   if (streamMs !== undefined && !(Number.isInteger(streamMs) && streamMs >= 100)) throw new UsageError(`${STREAM_MS_ENV} must be milliseconds, at least 100`);
-  const { db, principal } = openForOperator(f.value.get('state-dir'));
+  const store = await openStore(storeUrlOf(f.value.get('store')), f.value.get('state-dir'));
   let server;
   let launch: BrowserLaunch | null = null;
   try {
-    server = await startWebServer({ db, principal, port, onSignIn: () => launch?.discard(), ...(socket !== undefined ? { socket } : {}), log: (line) => cliIo().stderr.write(`${line}\n`), ...(streamMs !== undefined ? { maxStreamMs: streamMs } : {}) });
+    server = await startWebServer({ store, port, onSignIn: () => launch?.discard(), ...(socket !== undefined ? { socket } : {}), log: (line) => cliIo().stderr.write(`${line}\n`), ...(streamMs !== undefined ? { maxStreamMs: streamMs } : {}) });
   } catch (err) {
-    db.close();
+    await store.close();
     if (err instanceof SocketPathError) throw new UsageError(err.message);
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(socket === undefined ? `port ${port} on 127.0.0.1 is in use; pass another --port, or none for a free one` : `--socket: ${socket} is in use; give another path`);
     throw err;
@@ -86,6 +93,22 @@ export async function runWeb(argv: string[]): Promise<number> {
   });
   launch?.discard();
   await server.close();
-  db.close();
+  await store.close();
   return 0;
+}
+
+/** The page's store: the control plane with a URL (its driver loaded only then), else this machine's. */
+async function openStore(url: string | undefined, stateDir: string | undefined): Promise<OperatorStore> {
+  if (url !== undefined) {
+    if (stateDir !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+    return controlPlaneOperatorStore(url);
+  }
+  const { db, principal } = openForOperator(stateDir);
+  const local = sqliteOperatorStore(db, principal, resolve(stateDir ?? defaultStateDir()));
+  return {
+    ...local,
+    close: async () => {
+      db.close();
+    },
+  };
 }

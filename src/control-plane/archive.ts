@@ -3,6 +3,7 @@
 // with their attempts, and decided approvals move to their *_archive tables, each batch in one
 // transaction (a row is in exactly one of the two tables at every moment). Sessions and chain
 // heads stay: the chain is verified over both tables (chain.ts) and stays appendable.
+import { OPERATOR_CHANGES_KEPT } from '../store/operator-changes.js';
 import { inTransaction, type ControlPlanePool } from './connect.js';
 
 export interface ArchiveOptions {
@@ -49,6 +50,8 @@ export async function archiveFinished(pool: ControlPlanePool, o: ArchiveOptions 
               ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [age, batch],
     );
+    // The live feed keeps its newest rows, as the SQLite store's does (a page further behind reloads).
+    await c.query('DELETE FROM operator_changes WHERE seq <= (SELECT max(seq) FROM operator_changes) - $1', [OPERATOR_CHANGES_KEPT]);
     return { sessions: ids.length, events, tasks: movedTasks, attempts, approvals };
   });
 }

@@ -4,10 +4,11 @@
 // at once: the head row is locked (SELECT … FOR UPDATE) inside the appending transaction, so the
 // next append waits for this one to commit and then extends the head it left.
 import type pg from 'pg';
-import { eventHash, genesisHash, prepareEvent, type AppendedEvent } from '../store/event-chain.js';
+import { eventHash, genesisHash, prepareEvent, type AppendedEvent, type StoredEvent } from '../store/event-chain.js';
+import { parseCanonicalJson } from '../store/canonical-json.js';
 import { verifyChainEvents, type ChainEventRow, type ChainVerification } from '../store/chain-verify.js';
 import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from '../store/store-errors.js';
-import type { ControlPlanePool } from './connect.js';
+import type { ControlPlanePool, Queryable } from './connect.js';
 
 export interface NewChainEvent {
   kind: string;
@@ -136,4 +137,62 @@ export async function verifyControlPlaneChain(pool: ControlPlanePool, sessionId:
 export async function controlPlaneSessionIds(pool: ControlPlanePool): Promise<string[]> {
   const r = await pool.query<{ id: string }>('SELECT id FROM sessions UNION SELECT session_id FROM chain_heads UNION SELECT session_id FROM runtime_events ORDER BY 1');
   return r.rows.map((x) => x.id);
+}
+
+/** One event of a control-plane chain that anchors a host's local event (chain-shipper.ts). */
+export interface AnchorRow {
+  localSession: string;
+  localSeq: number;
+  localHash: string;
+}
+
+/**
+ * The anchors of a session's chain on the control plane, in order (the archive included). Events
+ * that are no copy (the session's creation, approvals, cancels) are not anchors and are left out.
+ */
+export async function readAnchors(pool: ControlPlanePool, sessionId: string): Promise<AnchorRow[]> {
+  const r = await pool.query<{ payload: string }>(
+    `SELECT payload FROM (SELECT seq, payload FROM runtime_events WHERE session_id = $1
+       UNION ALL SELECT seq, payload FROM runtime_events_archive WHERE session_id = $1) e ORDER BY seq`,
+    [sessionId],
+  );
+  const out: AnchorRow[] = [];
+  for (const { payload } of r.rows) {
+    let p: unknown;
+    try {
+      p = JSON.parse(payload);
+    } catch {
+      continue; // a payload that does not parse is the chain verifier's finding, not an anchor
+    }
+    const a = p as { local_session?: unknown; local_seq?: unknown; local_hash?: unknown };
+    if (typeof a.local_session === 'string' && typeof a.local_seq === 'number' && typeof a.local_hash === 'string') {
+      out.push({ localSession: a.local_session, localSeq: a.local_seq, localHash: a.local_hash });
+    }
+  }
+  return out;
+}
+
+/**
+ * The principal's sessions on the control plane, oldest first; with `only`, the one whose
+ * control-plane id is `only` or whose run's local session id is `only` (its id is `local@member`).
+ */
+export async function principalSessionIds(pool: ControlPlanePool, principal: string, only: string | null = null): Promise<string[]> {
+  const r = await pool.query<{ id: string }>(
+    `SELECT id FROM sessions WHERE principal = $1 AND ($2::text IS NULL OR id = $2 OR split_part(id, '@', 1) = $2) ORDER BY created_at, id`,
+    [principal, only],
+  );
+  return r.rows.map((x) => x.id);
+}
+
+/** A session's events after `afterSeq` (the archive included), in order, at most `limit`. */
+export async function readChainEvents(q: Queryable, sessionId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+  const r = await q.query<ChainEventRow>(
+    `SELECT seq, kind, at, payload, prev_hash, hash FROM (SELECT * FROM runtime_events WHERE session_id = $1 AND seq > $2
+       UNION ALL SELECT * FROM runtime_events_archive WHERE session_id = $1 AND seq > $2) e ORDER BY seq LIMIT $3`,
+    [sessionId, afterSeq, limit],
+  );
+  return r.rows.map((x) => {
+    const parsed = parseCanonicalJson(x.payload);
+    return { sessionId, seq: x.seq, kind: x.kind, at: x.at, prevHash: x.prev_hash, hash: x.hash, payload: parsed.ok ? parsed.value : x.payload };
+  });
 }

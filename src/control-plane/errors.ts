@@ -34,3 +34,8 @@ export class MemberFencedError extends ControlPlaneError {
     this.name = 'MemberFencedError';
   }
 }
+
+/** Whether a write failed because this member may not write there any more (moved, fenced, lapsed): the caller stops. */
+export function lostOwnership(err: unknown): boolean {
+  return err instanceof OwnershipLostError || err instanceof MemberFencedError || (err instanceof ControlPlaneError && err.code === 'MEMBER_LEASE_LAPSED');
+}

@@ -7,9 +7,13 @@ export { ControlPlaneError, OwnershipLostError, MemberFencedError } from './erro
 export { migrateControlPlane, CONTROL_PLANE_MIGRATIONS, type ControlPlaneMigration } from './migrations.js';
 export { ControlPlaneMember, MAX_LEASE_MS, type MemberIdentity, type MemberOptions } from './member.js';
 export { fenceRow, fencedUpdate, reclaimExpiredMembers, type Lease, type OwnedTable, type ReclaimedMember, type ReclaimedTask } from './leases.js';
-export { appendChainEvents, verifyControlPlaneChain, controlPlaneSessionIds, type NewChainEvent } from './chain.js';
-export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession, listSessions, requestSessionCancel, CANCEL_CHANNEL, type ListedSession } from './sessions.js';
-export { enqueueTask, claimTask, recordTaskEvent, finishTask, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask } from './work-queue.js';
+export { appendChainEvents, verifyControlPlaneChain, controlPlaneSessionIds, readAnchors, readChainEvents, principalSessionIds, type AnchorRow, type NewChainEvent } from './chain.js';
+export { createOwnedSession, createSharedSession, appendAsOwner, endOwnedSession, listSessions, getListedSession, requestSessionCancel, CANCEL_CHANNEL, type ListedSession } from './sessions.js';
+export { enqueueTask, claimTask, recordTaskEvent, finishTask, listTasks, DEFAULT_MAX_RESCUES, type NewQueuedTask, type ClaimedTask, type ListedTask } from './work-queue.js';
 export { requestApproval, getApproval, listPendingApprovals, answerApproval, closeApproval, APPROVAL_CHANNEL, type ControlPlaneApproval, type ControlPlaneApprovalStatus, type NewApproval } from './approvals.js';
 export { ControlPlaneListener, LISTENER_APPLICATION_NAME, type ListenerOptions } from './listener.js';
 export { archiveFinished, type ArchiveOptions, type Archived } from './archive.js';
+export { ChainShipper, anchoredPayload, type AnchoredPayload, type ChainShipperOptions, type LocalChainReader } from './chain-shipper.js';
+export { changeFeedHead, changeFeedContinuousAfter, changesAfter } from './operator-changes.js';
+export { holdRunTask, requestTaskCancel, type RunTask } from './run-tasks.js';
+export { RunTaskMirror, type LocalTask, type RunTaskMirrorOptions } from './run-task-mirror.js';

@@ -1,5 +1,5 @@
 // What a member hears from the others: answers to its approval requests and cancels of its
-// sessions, on one connection of its own holding LISTEN supervisor_approvals and
+// sessions and tasks, on one connection of its own holding LISTEN supervisor_approvals and
 // supervisor_cancels. A notification wakes what it names; every (re)connect and every poll
 // interval wake everything, because a notification sent while the connection was down
 // (pg_terminate_backend, a restart, a network cut) is gone for good. Woken, a waiter reads its row
@@ -26,7 +26,7 @@ export class ControlPlaneListener {
   private readonly maxBackoffMs: number;
   private client: pg.Client | null = null;
   private readonly waiters = new Map<string, Set<() => void>>();
-  /** Sessions whose cancel this member acts on: id → what to do (called once). */
+  /** Sessions and tasks whose cancel this member acts on: id → what to do (called once). */
   private readonly cancelWatch = new Map<string, (by: string) => void>();
   private pollTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -68,7 +68,7 @@ export class ControlPlaneListener {
     });
   }
 
-  /** Calls `onCancel` once when an operator on any member cancels session `id` (its flag is read on every wake too). */
+  /** Calls `onCancel` once when an operator on any member cancels session or task `id` (its flag is read on every wake too). */
   watchCancel(id: string, onCancel: (by: string) => void): void {
     this.cancelWatch.set(id, onCancel);
     void this.readCancels([id]);
@@ -143,12 +143,16 @@ export class ControlPlaneListener {
     if (this.cancelWatch.size > 0) void this.readCancels([...this.cancelWatch.keys()]);
   }
 
-  /** Reads the cancel flags of watched sessions on the listening connection; a read that fails waits for the next wake. */
+  /** Reads the cancel flags of watched sessions and tasks on the listening connection; a read that fails waits for the next wake. */
   private async readCancels(ids: string[]): Promise<void> {
     const c = this.client;
     if (!c) return;
     try {
-      const r = await c.query<{ id: string; by: string | null }>('SELECT id, cancel_requested_by AS by FROM sessions WHERE id = ANY($1) AND cancel_requested_at IS NOT NULL', [ids]);
+      const r = await c.query<{ id: string; by: string | null }>(
+        `SELECT id, cancel_requested_by AS by FROM sessions WHERE id = ANY($1) AND cancel_requested_at IS NOT NULL
+         UNION ALL SELECT id, cancel_requested_by FROM tasks WHERE id = ANY($1) AND cancel_requested_at IS NOT NULL`,
+        [ids],
+      );
       for (const row of r.rows) {
         const onCancel = this.cancelWatch.get(row.id);
         if (!onCancel) continue;

@@ -151,6 +151,56 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
       CREATE TABLE task_attempts_archive (LIKE task_attempts INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
       CREATE TABLE approvals_archive (LIKE approvals INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);`,
   },
+  {
+    // The operator's live feed on the control plane (decision 125), as the SQLite store's migration
+    // 10: one ordered row per request asked or decided and per session or task started or ended,
+    // written by triggers so every member's writes feed it; ids, states and the principal only,
+    // never text. Its seq is what a page's live stream resumes from; the archive sweep keeps the
+    // newest OPERATOR_CHANGES_KEPT rows.
+    version: 7,
+    name: 'operator changes',
+    sql: `
+      CREATE TABLE operator_changes (
+        seq bigserial PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('approval', 'session', 'task')),
+        ref text NOT NULL,
+        session_id text NOT NULL,
+        principal text,
+        status text NOT NULL,
+        at bigint NOT NULL DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+      );
+      CREATE INDEX operator_changes_by_principal ON operator_changes (principal, seq);
+      CREATE FUNCTION operator_change() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'UPDATE' AND OLD.status IS NOT DISTINCT FROM NEW.status THEN
+          RETURN NULL;
+        END IF;
+        IF TG_TABLE_NAME = 'approvals' THEN
+          INSERT INTO operator_changes (kind, ref, session_id, principal, status) VALUES ('approval', NEW.id, NEW.session_id, NEW.principal, NEW.status);
+        ELSIF TG_TABLE_NAME = 'sessions' THEN
+          INSERT INTO operator_changes (kind, ref, session_id, principal, status) VALUES ('session', NEW.id, NEW.id, NEW.principal, NEW.status);
+        ELSE
+          INSERT INTO operator_changes (kind, ref, session_id, principal, status)
+            VALUES ('task', NEW.id, NEW.session_id, (SELECT principal FROM sessions WHERE id = NEW.session_id), NEW.status);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER approvals_change AFTER INSERT OR UPDATE OF status ON approvals FOR EACH ROW EXECUTE FUNCTION operator_change();
+      CREATE TRIGGER sessions_change AFTER INSERT OR UPDATE OF status ON sessions FOR EACH ROW EXECUTE FUNCTION operator_change();
+      CREATE TRIGGER tasks_change AFTER INSERT OR UPDATE OF status ON tasks FOR EACH ROW EXECUTE FUNCTION operator_change();`,
+  },
+  {
+    // A run's own background tasks on the control plane (decision 126): a task its member holds
+    // from the start (never queued), listed from any member with what it runs, and cancelled from
+    // any member by a flag on its row announced on supervisor_cancels; the member that holds it
+    // stops it on its host. The archive gets the same columns in the same order (it is filled by
+    // SELECT *).
+    version: 8,
+    name: 'run tasks and task cancels',
+    sql: `
+      ALTER TABLE tasks ADD COLUMN summary text, ADD COLUMN cancel_requested_at timestamptz, ADD COLUMN cancel_requested_by text;
+      ALTER TABLE tasks_archive ADD COLUMN summary text, ADD COLUMN cancel_requested_at timestamptz, ADD COLUMN cancel_requested_by text;`,
+  },
 ];
 
 // Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.

@@ -72,28 +72,37 @@ export interface ListedSession {
   cancelRequestedBy: string | null;
 }
 
-/** The principal's sessions, newest first, with their owners. */
-export async function listSessions(q: Queryable, principal: string, limit = 50): Promise<ListedSession[]> {
-  const r = await q.query<{ id: string; status: string; created_at: Date; ended_at: Date | null; end_reason: string | null; host_id: string | null; pid: number | null; member_status: string | null; payload: string | null; cancel_requested_by: string | null }>(
-    `SELECT s.id, s.status, s.created_at, s.ended_at, s.end_reason, s.cancel_requested_by, m.host_id, m.pid, m.status AS member_status, e.payload
+type ListedRow = { id: string; status: string; created_at: Date; ended_at: Date | null; end_reason: string | null; host_id: string | null; pid: number | null; member_status: string | null; payload: string | null; cancel_requested_by: string | null };
+
+/** One query for the listings: a session with its owner and the payload of its creation event. */
+const LISTED_SESSIONS = `SELECT s.id, s.status, s.created_at, s.ended_at, s.end_reason, s.cancel_requested_by, m.host_id, m.pid, m.status AS member_status, e.payload
      FROM sessions s LEFT JOIN members m ON m.id = s.owner_member
      LEFT JOIN LATERAL (SELECT payload FROM runtime_events WHERE session_id = s.id AND seq = 1
-                        UNION ALL SELECT payload FROM runtime_events_archive WHERE session_id = s.id AND seq = 1 LIMIT 1) e ON true
-     WHERE s.principal = $1 ORDER BY s.created_at DESC, s.id LIMIT $2`,
-    [principal, limit],
-  );
-  return r.rows.map((x) => ({
-    id: x.id,
-    status: x.status,
-    createdAt: x.created_at.getTime(),
-    endedAt: x.ended_at ? x.ended_at.getTime() : null,
-    endReason: x.end_reason,
-    host: x.host_id,
-    pid: x.pid,
-    memberStatus: x.member_status,
-    created: x.payload ? (JSON.parse(x.payload) as Record<string, unknown>) : {},
-    cancelRequestedBy: x.cancel_requested_by,
-  }));
+                        UNION ALL SELECT payload FROM runtime_events_archive WHERE session_id = s.id AND seq = 1 LIMIT 1) e ON true`;
+
+const listed = (x: ListedRow): ListedSession => ({
+  id: x.id,
+  status: x.status,
+  createdAt: x.created_at.getTime(),
+  endedAt: x.ended_at ? x.ended_at.getTime() : null,
+  endReason: x.end_reason,
+  host: x.host_id,
+  pid: x.pid,
+  memberStatus: x.member_status,
+  created: x.payload ? (JSON.parse(x.payload) as Record<string, unknown>) : {},
+  cancelRequestedBy: x.cancel_requested_by,
+});
+
+/** The principal's sessions, newest first, with their owners. */
+export async function listSessions(q: Queryable, principal: string, limit = 50): Promise<ListedSession[]> {
+  const r = await q.query<ListedRow>(`${LISTED_SESSIONS} WHERE s.principal = $1 ORDER BY s.created_at DESC, s.id LIMIT $2`, [principal, limit]);
+  return r.rows.map(listed);
+}
+
+/** One of the principal's sessions, or undefined (another principal's reads as missing). */
+export async function getListedSession(q: Queryable, principal: string, id: string): Promise<ListedSession | undefined> {
+  const r = await q.query<ListedRow>(`${LISTED_SESSIONS} WHERE s.principal = $1 AND s.id = $2`, [principal, id]);
+  return r.rows[0] && listed(r.rows[0]);
 }
 
 /**

@@ -110,3 +110,56 @@ export async function finishTask(member: ControlPlaneMember, task: ClaimedTask, 
     ]);
   });
 }
+
+/** A task as an operator on any member lists it. */
+export interface ListedTask {
+  id: string;
+  sessionId: string;
+  kind: string;
+  /** A run's task: what it runs, as the run shows it (decision 126); null for queued work. */
+  summary: string | null;
+  status: string;
+  attempts: number;
+  rescues: number;
+  maxRescues: number;
+  /** The member running it (or that ran it last): its host and pid, and whether it is alive. */
+  host: string | null;
+  pid: number | null;
+  memberStatus: string | null;
+  reason: string | null;
+  createdAt: number;
+  endedAt: number | null;
+}
+
+/**
+ * The tasks of the principal's sessions, newest first, finished ones from the archive too; with
+ * `sessionId`, one session's (its control-plane id or its run's local session id); with `taskId`, that one.
+ */
+export async function listTasks(pool: ControlPlanePool, principal: string, o: { sessionId?: string; taskId?: string; limit?: number } = {}): Promise<ListedTask[]> {
+  const r = await pool.query<{ id: string; session_id: string; kind: string; summary: string | null; status: string; attempts: number; rescues: number; max_rescues: number; host_id: string | null; pid: number | null; member_status: string | null; reason: string | null; created_at: Date; ended_at: Date | null }>(
+    `SELECT t.id, t.session_id, t.kind, t.summary, t.status, t.attempts, t.rescues, t.max_rescues, t.reason, t.created_at, t.ended_at,
+            m.host_id, m.pid, m.status AS member_status
+     FROM (SELECT * FROM tasks UNION ALL SELECT * FROM tasks_archive) t
+     JOIN sessions s ON s.id = t.session_id AND s.principal = $1
+     LEFT JOIN members m ON m.id = t.owner_member
+     WHERE ($2::text IS NULL OR s.id = $2 OR split_part(s.id, '@', 1) = $2) AND ($4::text IS NULL OR t.id = $4)
+     ORDER BY t.created_at DESC, t.id LIMIT $3`,
+    [principal, o.sessionId ?? null, o.limit ?? 50, o.taskId ?? null],
+  );
+  return r.rows.map((x) => ({
+    id: x.id,
+    sessionId: x.session_id,
+    kind: x.kind,
+    summary: x.summary,
+    status: x.status,
+    attempts: x.attempts,
+    rescues: x.rescues,
+    maxRescues: x.max_rescues,
+    host: x.host_id,
+    pid: x.pid,
+    memberStatus: x.member_status,
+    reason: x.reason,
+    createdAt: x.created_at.getTime(),
+    endedAt: x.ended_at ? x.ended_at.getTime() : null,
+  }));
+}

@@ -52,6 +52,8 @@ export interface SessionView {
   createdAt: number;
   endedAt: number | null;
   endReason: string | null;
+  /** On the control plane: the machine and pid of the member that owns it. */
+  host?: string;
 }
 
 export function sessionView(s: SessionRecord): SessionView {

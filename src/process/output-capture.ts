@@ -3,6 +3,7 @@
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { umaskNarrows } from './artifacts.js';
+import { copyOf } from './pipe-reader.js';
 import type { ChunkRedactor } from '../redaction/live-stream-redactor.js';
 import type { StreamSummary } from './types.js';
 
@@ -124,6 +125,11 @@ export class StreamCapture {
   /** Redacted bytes waiting for the artifact; written by one writev at a time, off the main thread. */
   private queue: Buffer[] = [];
   private backlog = 0;
+  /** Bytes ever put in the queue, and of those the bytes written (or dropped with a failed file). */
+  private queued = 0;
+  private written = 0;
+  /** Lent chunks (see write), oldest first: each released once `written` reaches its `until`. */
+  private loans: Array<{ until: number; release: () => void }> = [];
   private pumping: Promise<void> | null = null;
   /** Ends the pump's coalescing wait early (end(), or a backlog that grew past COALESCE_BYTES). */
   private flushNow: (() => void) | undefined;
@@ -173,11 +179,18 @@ export class StreamCapture {
   /**
    * Never throws: draining must continue until the process tree is reaped. Ignored after end().
    * Returns false when the artifact backlog is high: pause the source until onDrain.
+   * With `release`, the chunk is lent (a reader's reused buffer, pipe-reader.ts): the capture keeps
+   * views of it only until they are written, copies what it keeps longer (the tail, the live copy),
+   * and calls `release` once, after the last write that could include its bytes.
    */
-  write(chunk: Buffer): boolean {
-    if (this.summary !== undefined || this.ending !== undefined || chunk.length === 0) return true;
+  write(chunk: Buffer, release?: () => void): boolean {
+    if (this.summary !== undefined || this.ending !== undefined || chunk.length === 0) {
+      release?.();
+      return true;
+    }
     this.rawBytes += chunk.length;
-    this.accept(this.redactor.push(chunk));
+    this.accept(this.redactor.push(chunk), release !== undefined);
+    if (release !== undefined) this.holdUntilWritten(release);
     if (this.backlog > BACKLOG_HIGH) this.paused = true;
     return !this.paused;
   }
@@ -215,21 +228,23 @@ export class StreamCapture {
     fs.closeSync(fd);
   }
 
-  private accept(out: Buffer): void {
+  /** `lent`: `out` may be a view of a lent chunk, which only the artifact queue may hold. */
+  private accept(out: Buffer, lent = false): void {
     const n = out.length;
     if (n === 0) return;
     this.redactedBytes += n;
     this.chars += isAscii(out) ? n : countLeadBytes(out);
-    this.keepTail(out);
+    this.keepTail(out, lent);
     if (this.fd !== null) {
       this.queue.push(out);
       this.backlog += n;
+      this.queued += n;
       this.pumping ??= this.pump();
       if (this.backlog >= COALESCE_BYTES) this.flushNow?.();
     }
     if (this.onRedacted !== undefined) {
       try {
-        this.onRedacted(out);
+        this.onRedacted(lent ? copyOf(out) : out);
       } catch {
         // A failing live viewer must not stop the drain or the artifact.
       }
@@ -263,6 +278,8 @@ export class StreamCapture {
         for (const b of batch) bytes += b.length;
         await this.writeAll(this.fd, batch, bytes);
         this.backlog -= bytes;
+        this.written += bytes;
+        this.releaseWritten();
         if (this.paused && this.backlog < BACKLOG_LOW) {
           this.paused = false;
           this.onDrain?.();
@@ -274,6 +291,8 @@ export class StreamCapture {
         // Failed: nothing more reaches the file, and the reader must never stay paused.
         this.queue = [];
         this.backlog = 0;
+        this.written = this.queued;
+        this.releaseWritten();
         if (this.paused) {
           this.paused = false;
           this.onDrain?.();
@@ -299,11 +318,23 @@ export class StreamCapture {
     }
   }
 
-  private keepTail(buf: Buffer): void {
+  /** A lent chunk is released once its last byte is written; nothing queued from it: at once. */
+  private holdUntilWritten(release: () => void): void {
+    if (this.written === this.queued) release();
+    else this.loans.push({ until: this.queued, release });
+  }
+
+  private releaseWritten(): void {
+    let i = 0;
+    while (i < this.loans.length && this.loans[i]!.until <= this.written) this.loans[i++]!.release();
+    if (i > 0) this.loans.splice(0, i);
+  }
+
+  private keepTail(buf: Buffer, lent: boolean): void {
     const cap = this.tailBytes;
     if (cap === 0) return;
     const piece = buf.length > cap ? buf.subarray(buf.length - cap) : buf;
-    this.tailChunks.push(piece.length < SMALL_CHUNK ? Buffer.from(piece) : piece);
+    this.tailChunks.push(lent || piece.length < SMALL_CHUNK ? copyOf(piece) : piece);
     this.tailHeld += piece.length;
     // Drop whole chunks from the front while the rest still covers the window.
     while (this.tailChunks.length > 1 && this.tailHeld - this.tailChunks[0]!.length >= cap) {

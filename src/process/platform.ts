@@ -78,6 +78,8 @@ export interface SpawnedLeader {
   /** A socket on Linux (the pipe itself); a stream fed by the named pipe's socket on Windows. */
   readonly stdout: import('node:stream').Readable;
   readonly stderr: import('node:stream').Readable;
+  /** Pipes handed over as readers (LeaderSpawnOptions.readers): drain through these, not the stream, which yields nothing. */
+  readonly readers?: { stdout?: import('./pipe-reader.js').PipeReader; stderr?: import('./pipe-reader.js').PipeReader };
   readonly stdio: readonly unknown[];
   readonly exitCode: number | null;
   readonly signalCode: NodeJS.Signals | null;
@@ -101,6 +103,11 @@ export interface LeaderSpawnOptions {
   channel?: boolean;
   /** The tree being started (Windows: whose Job Object the leader enters before it runs). */
   spawnId?: string;
+  /**
+   * The pipes the supervisor drains itself, which a platform may hand over as PipeReaders
+   * (SpawnedLeader.readers, decision 117) instead of streams. Default none.
+   */
+  readers?: ReadonlyArray<'stdout' | 'stderr'>;
 }
 
 /**

@@ -11,6 +11,7 @@ import { commandName, debugOn, debugTree } from './debug-log.js';
 import { allowlistedEnv } from './child-env.js';
 import { SpawnError } from './errors.js';
 import { StreamCapture } from './output-capture.js';
+import type { PipeReader } from './pipe-reader.js';
 import type { PreparedSpawn, ProcessPlatform, SpawnedLeader, TreeIdentity, TreeMember } from './platform.js';
 import { resolveCommand } from './resolve-command.js';
 import { terminateTree, killTreeSync } from './terminate.js';
@@ -43,6 +44,8 @@ export interface TreeContext {
   stateDir: string;
   ownerPid: number;
   ownerStartMarker: string;
+  /** The supervisor's principal, recorded on a tree that names none itself. */
+  principal: string | null;
   leaders(): ReadonlySet<number>;
   /** True when no live tree other than `self` started before `startTime`. */
   soleOwner(self: LiveTree, startTime: bigint): boolean;
@@ -177,6 +180,7 @@ export class LiveTree implements SupervisedTree {
           command: opts.command,
           ownerPid: ctx.ownerPid,
           ownerStartMarker: ctx.ownerStartMarker,
+          principal: opts.principal ?? ctx.principal,
           startedAt: Date.now(),
         });
       } catch (cause) {
@@ -187,7 +191,7 @@ export class LiveTree implements SupervisedTree {
     }
     let child: ChildProcess | SpawnedLeader;
     try {
-      const native = (leaderStdin !== null ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: leaderStdin, channel: opts.channel === true, spawnId }) : null) ?? null;
+      const native = (leaderStdin !== null ? ctx.platform.spawnLeader?.(prepared.command, prepared.args, { cwd, env, stdin: leaderStdin, channel: opts.channel === true, spawnId, readers: this.drainedPipes() }) : null) ?? null;
       if (native) this.spawnPath = nativePath(ctx.platform);
       child =
         native ??
@@ -259,12 +263,12 @@ export class LiveTree implements SupervisedTree {
     starting?.add(tree);
     try {
       await tree.prepared.ready?.();
-      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin!, spawnId: tree.spawnId });
+      const p = ctx.platform.spawnLeaderAsync!(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin!, spawnId: tree.spawnId, readers: tree.drainedPipes() });
       if (p) {
         child = await p;
         tree.spawnPath = 'posix_spawn-thread';
       } else {
-        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin!, spawnId: tree.spawnId }) ?? null;
+        const native = ctx.platform.spawnLeader?.(tree.prepared.command, tree.prepared.args, { cwd: tree.cwd, env: tree.env, stdin: tree.plainStdin!, spawnId: tree.spawnId, readers: tree.drainedPipes() }) ?? null;
         if (native) tree.spawnPath = nativePath(ctx.platform);
         child = native ?? tree.nodeSpawn();
       }
@@ -281,6 +285,7 @@ export class LiveTree implements SupervisedTree {
       // reaps it before its NativeChild does), so this KILL cannot reach a stranger.
       if (debugOn()) debugTree('signal', tree.spawnId, child.pid, { sig: 'KILL', via: 'leader', why: 'killed-while-starting' });
       child.kill('SIGKILL');
+      closePipes(child);
       tree.abandon();
       throw new SpawnError('SPAWN_FAILED', 'the supervisor was shut down while the tree was starting; it was killed');
     }
@@ -329,6 +334,11 @@ export class LiveTree implements SupervisedTree {
     return spawn(this.prepared.command, this.prepared.args, { cwd: this.cwd, env: this.env, detached: true, stdio: [this.plainStdin!, 'pipe', 'pipe'], windowsHide: true });
   }
 
+  /** The pipes this tree's captures drain (a raw stdout is the caller's to read). */
+  private drainedPipes(): Array<'stdout' | 'stderr'> {
+    return this.opts.stdout === 'raw' ? ['stderr'] : ['stdout', 'stderr'];
+  }
+
   /** The tree will not run: what opening it holds is let go, newest first (the cgroup, then the artifact files). */
   private abandon(): void {
     this.opening.unwind();
@@ -353,6 +363,7 @@ export class LiveTree implements SupervisedTree {
         // The command has not run yet (the launcher waits for adoption): end it and refuse.
         if (debugOn()) debugTree('signal', spawnId, child.pid, { sig: 'KILL', via: 'leader', why: 'adopt-failed' });
         child.kill('SIGKILL');
+        closePipes(child);
         this.abandon();
         throw new SpawnError('SPAWN_FAILED', `the tree could not be put under supervision: ${(cause as Error).message}`, { cause });
       }
@@ -389,6 +400,7 @@ export class LiveTree implements SupervisedTree {
         command: opts.command,
         ownerPid: ctx.ownerPid,
         ownerStartMarker: ctx.ownerStartMarker,
+        principal: opts.principal ?? ctx.principal,
         startedAt: this.startedAt,
       });
     } catch (cause) {
@@ -399,6 +411,7 @@ export class LiveTree implements SupervisedTree {
       const leaders = (): ReadonlySet<number> => new Set([...ctx.leaders(), this.pid]);
       if (debugOn()) debugTree('spawn-refused', spawnId, this.pid, { why: 'record-write-failed', path: this.spawnPath, cmd: commandName(opts.command) });
       killTreeSync({ platform: ctx.platform, tree: this.identity, leaderHeld: () => this.leaderHeld, leaders, seen: this.seen, tally: this.tally });
+      closePipes(child);
       this.abandon();
       throw new SpawnError('SPAWN_FAILED', `the spawn record could not be written, so the process was killed: ${(cause as Error).message}`, { cause });
     }
@@ -409,6 +422,7 @@ export class LiveTree implements SupervisedTree {
     this.channel = channelFd >= 0 ? ((child.stdio[channelFd] as Duplex | null | undefined) ?? null) : null;
     const rawStdout = opts.stdout === 'raw';
     this.stdout = rawStdout ? child.stdout : null;
+    const readers = 'readers' in child ? child.readers : undefined;
 
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -419,8 +433,8 @@ export class LiveTree implements SupervisedTree {
     });
     this.pipesClosed = Promise.all([
       // A raw stdout belongs to the caller; its close still bounds the drain after exit.
-      rawStdout ? closed(child.stdout!) : this.drain(child.stdout!, this.captures.stdout, 'stdout'),
-      this.drain(child.stderr!, this.captures.stderr, 'stderr'),
+      rawStdout ? closed(child.stdout!) : this.drain(child.stdout!, this.captures.stdout, 'stdout', readers?.stdout),
+      this.drain(child.stderr!, this.captures.stderr, 'stderr', readers?.stderr),
     ]).then(() => undefined);
 
     if (opts.timeoutMs !== undefined) {
@@ -477,43 +491,57 @@ export class LiveTree implements SupervisedTree {
     this.stopSignal();
   }
 
-  private drain(stream: NodeJS.ReadableStream & { destroy(): void }, capture: StreamCapture, name: 'stdout' | 'stderr'): Promise<void> {
+  /**
+   * Feeds one pipe to its capture until the pipe closes: through `reader` when the platform handed
+   * the pipe over as one (libuv reads into reused buffers, lent to the capture until written,
+   * decision 117), else through Node's stream.
+   */
+  private drain(stream: NodeJS.ReadableStream & { destroy(): void }, capture: StreamCapture, name: 'stdout' | 'stderr', reader?: PipeReader): Promise<void> {
     // A plain tree's slow output (a read smaller than GATHER_BELOW_BYTES: the pipe was nearly
-    // empty) is taken again only after GATHER_MS, and then all at once (read() in paused mode joins
-    // what arrived meanwhile): with many trees printing at once, taking each line as it landed cost
-    // one wake-up, one redaction pass and one capture step per line (decision 66). The stream and
-    // the pipe hold 16 + 64 KiB, so the child waits only if it fills those within the pause; fast
-    // output is taken without pauses. Trees that talk over stdio (MCP servers, hosts) are not
-    // plain and are never paused.
+    // empty) is taken again only after GATHER_MS, and then all at once (the pipe, or read() of the
+    // stream in paused mode, joins what arrived meanwhile): with many trees printing at once,
+    // taking each line as it landed cost one wake-up, one redaction pass and one capture step per
+    // line (decision 66). The pipe holds 64 KiB (stdout 1 MiB), so the child waits only if it fills
+    // that within the pause; fast output is taken without pauses. Trees that talk over stdio (MCP
+    // servers, hosts) are not plain and are never paused.
     const gather = this.plain && this.opts.gatherOutput !== false;
     let backpressured = false;
     let gathering: NodeJS.Timeout | undefined;
+    /** One read to the capture; false: take no more until resume(). */
+    const accept = (chunk: Buffer, release?: () => void): boolean => {
+      // Back-pressure from the artifact writer: the child blocks on a full pipe, memory stays bounded.
+      if (!capture.write(chunk, release)) {
+        backpressured = true;
+        return false;
+      }
+      if (gather && chunk.length < GATHER_BELOW_BYTES) {
+        gathering = setTimeout(() => {
+          gathering = undefined;
+          if (!backpressured) resume();
+        }, GATHER_MS);
+        return false;
+      }
+      return true;
+    };
     const take = (): void => {
       for (let chunk = stream.read() as Buffer | null; chunk !== null; chunk = stream.read() as Buffer | null) {
-        // Back-pressure from the artifact writer: the child blocks on a full pipe, memory stays bounded.
-        if (!capture.write(chunk)) {
-          backpressured = true;
-          return;
-        }
-        if (gather && chunk.length < GATHER_BELOW_BYTES) {
-          gathering = setTimeout(() => {
-            gathering = undefined;
-            if (!backpressured) take();
-          }, GATHER_MS);
-          return;
-        }
+        if (!accept(chunk)) return;
       }
     };
+    const resume = reader ? () => reader.resume() : take;
     this.readers[name] = {
       drained: () => {
         backpressured = false;
-        if (gathering === undefined) take();
+        if (gathering === undefined) resume();
       },
     };
     return new Promise<void>((resolve) => {
-      stream.on('readable', () => {
-        if (gathering === undefined && !backpressured) take();
-      });
+      if (reader) reader.start(accept);
+      else {
+        stream.on('readable', () => {
+          if (gathering === undefined && !backpressured) take();
+        });
+      }
       // 'end' comes only once everything was taken; 'close' may come first on an error.
       stream.once('close', () => {
         clearTimeout(gathering);
@@ -624,6 +652,15 @@ export class LiveTree implements SupervisedTree {
 /** The synchronous native start's name in the debug log. */
 function nativePath(platform: ProcessPlatform): SpawnPath {
   return platform.name === 'win32' ? 'win32-suspended' : 'posix_spawn-main';
+}
+
+/**
+ * The pipes of a leader that will not be launched. A PipeReader reads only once started, so it
+ * would never see the end of a killed child's pipe and close by itself.
+ */
+function closePipes(child: ChildProcess | SpawnedLeader): void {
+  child.stdout?.destroy();
+  child.stderr?.destroy();
 }
 
 function closed(stream: NodeJS.ReadableStream): Promise<void> {

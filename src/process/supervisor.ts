@@ -31,6 +31,12 @@ export interface ProcessSupervisorOptions {
   checkpointer?: boolean;
   /** How often the store is read for operators' cancel requests addressed to this supervisor's trees (default 200 ms). */
   cancelPollMs?: number;
+  /**
+   * The principal whose session this supervisor serves: written on every tree's spawn record, so an
+   * operator of another principal neither sees nor cancels the tree even when both principals'
+   * sessions live in one process (decision 123). A tree's own `principal` option wins.
+   */
+  principal?: string;
 }
 
 export interface ReconciledTree {
@@ -56,6 +62,7 @@ export interface ReconcileReport {
 
 export class ProcessSupervisor {
   readonly stateDir: string;
+  private readonly principal: string | null;
   readonly capabilities: PlatformCapabilities;
   readonly records: SpawnRecordStore;
   private readonly db: Database;
@@ -80,6 +87,7 @@ export class ProcessSupervisor {
       throw new SpawnError('SPAWN_FAILED', `stateDir must be an absolute path, got ${JSON.stringify(options.stateDir)}`);
     }
     this.stateDir = options.stateDir;
+    this.principal = options.principal ?? null;
     // 0700 and ours, or refused: the store, artifacts and tokens inside are private (security-model.md).
     ensurePrivateDir(this.stateDir);
     this.platform = options.platform ?? hostPlatform();
@@ -146,6 +154,7 @@ export class ProcessSupervisor {
       stateDir: this.stateDir,
       ownerPid: process.pid,
       ownerStartMarker: serializeMarker(this.ownerMarker),
+      principal: this.principal,
       leaders: () => this.heldLeaders(),
       soleOwner: (self, t) => {
         // A leader being spawned on a thread is our direct child but not yet on the ledger: while

@@ -94,6 +94,11 @@ export interface SpawnTreeOptions {
    * IPC slot). Its fd number is passed to the child in SUPERVISOR_CHANNEL_FD. Default false.
    */
   channel?: boolean;
+  /**
+   * Whose tree this is, on its spawn record (decision 123); default: the supervisor's principal.
+   * A supervisor shared by several principals' sessions (a session host's MCP servers) names it per tree.
+   */
+  principal?: string;
 }
 
 export interface SupervisedTree {

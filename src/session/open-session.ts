@@ -170,7 +170,7 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   const mcpServers = core.mcp.map((d) => d.name);
   const rules = approvalRulesFor(o.rules, ruleVocabulary(catalog.entries, mcpServers));
   // Whatever is still running when the session ends: the tool hosts (a close hook) and every tree.
-  const supervisor = ProcessSupervisor.open({ stateDir });
+  const supervisor = ProcessSupervisor.open({ stateDir, principal });
   opened.defer(() => supervisor.close());
   const db = openStore(join(stateDir, 'supervisor.db'));
   opened.defer(() => db.close());

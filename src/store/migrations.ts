@@ -345,4 +345,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX spawns_cancel_requested ON spawns(owner_pid) WHERE status IN ('starting', 'running') AND cancel_requested_at IS NOT NULL;
     `,
   },
+  {
+    // Whose tree it is, written with the tree (decision 123). Sessions of several principals can
+    // share one owning process (a library host, serve): the owner's pid and start marker no longer
+    // tell whose a call's tree is, so a tree started for a principal says so itself. NULL: a tree
+    // started outside any principal's session (exec, a probe), judged by its owner as before.
+    version: 12,
+    name: 'spawn-principal',
+    sql: `
+      ALTER TABLE spawns ADD COLUMN principal TEXT;
+    `,
+  },
 ];

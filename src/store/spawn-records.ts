@@ -20,6 +20,8 @@ export interface SpawnRecord {
   command: string;
   ownerPid: number;
   ownerStartMarker: string;
+  /** The principal whose session started the tree; null: started outside any session (exec, a probe). */
+  principal: string | null;
   status: SpawnStatus;
   exitCode: number | null;
   signal: string | null;
@@ -79,6 +81,7 @@ interface Row {
   cancel_requested_at?: number | null;
   cancel_requested_by?: string | null;
   cancel_session_id?: string | null;
+  principal: string | null;
 }
 
 function fromRow(r: Row): SpawnRecord {
@@ -94,6 +97,7 @@ function fromRow(r: Row): SpawnRecord {
     command: r.command,
     ownerPid: r.owner_pid,
     ownerStartMarker: r.owner_start_marker,
+    principal: r.principal,
     status: r.status,
     exitCode: r.exit_code,
     signal: r.signal,
@@ -117,23 +121,25 @@ export class SpawnRecordStore {
 
   constructor(private readonly db: Database) {
     this.insertStmt = db.prepare(`INSERT INTO spawns
-      (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, status, started_at)
-      VALUES (@spawnId, @pid, @pgid, @sid, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, 'running', @startedAt)`);
+      (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, principal, status, started_at)
+      VALUES (@spawnId, @pid, @pgid, @sid, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, @principal, 'running', @startedAt)`);
     this.finishStmt = db.prepare(`UPDATE spawns SET status = @status, exit_code = @exitCode, signal = @signal,
       ended_at = @endedAt, detail = @detail WHERE spawn_id = @spawnId`);
     this.getStmt = db.prepare('SELECT * FROM spawns WHERE spawn_id = ?');
     this.runningStmt = db.prepare("SELECT * FROM spawns WHERE status IN ('starting', 'running') ORDER BY started_at");
     this.startingStmt = db.prepare(`INSERT INTO spawns
-      (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, status, started_at)
-      VALUES (@spawnId, NULL, NULL, NULL, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, 'starting', @startedAt)`);
+      (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, cgroup, command, owner_pid, owner_start_marker, principal, status, started_at)
+      VALUES (@spawnId, NULL, NULL, NULL, @platform, @bootId, @startMarker, @cgroup, @command, @ownerPid, @ownerStartMarker, @principal, 'starting', @startedAt)`);
     // The principal's trees: a task's tree belongs to the task's session; any other tree to the
     // running session of the process that owns it, a root session first (a run's delegated children
     // run in its process: no spawn record says which of them made a call's tree), the oldest first.
-    // Another principal's trees are not returned.
+    // A tree recorded for another principal is never the principal's (decision 123: one process may
+    // host several principals' sessions); another principal's trees are not returned.
     this.ownedStmt = db.prepare(`SELECT * FROM (
         SELECT s.*, t.id AS task_id,
           CASE WHEN t.id IS NOT NULL
             THEN (SELECT se.id FROM sessions se WHERE se.id = t.session_id AND se.principal = @principal)
+            WHEN s.principal IS NOT NULL AND s.principal <> @principal THEN NULL
             ELSE (SELECT se.id FROM sessions se WHERE se.principal = @principal AND se.status = 'running'
                   AND se.owner_pid = s.owner_pid AND se.owner_start_marker = s.owner_start_marker
                   ORDER BY EXISTS (SELECT 1 FROM tasks ct WHERE ct.child_session_id = se.id), se.created_at, se.id LIMIT 1)
@@ -147,6 +153,7 @@ export class SpawnRecordStore {
     this.ownerOfStmt = db.prepare(`SELECT s.*,
         CASE WHEN t.id IS NOT NULL
           THEN (SELECT se.id FROM sessions se WHERE se.id = t.session_id AND se.principal = @principal)
+          WHEN s.principal IS NOT NULL AND s.principal <> @principal THEN NULL
           ELSE (SELECT se.id FROM sessions se WHERE se.principal = @principal
                 AND se.owner_pid = s.owner_pid AND se.owner_start_marker = s.owner_start_marker
                 ORDER BY se.status <> 'running', EXISTS (SELECT 1 FROM tasks ct WHERE ct.child_session_id = se.id), se.created_at, se.id LIMIT 1)
@@ -160,8 +167,8 @@ export class SpawnRecordStore {
       status = 'running', started_at = @startedAt WHERE spawn_id = @spawnId AND status = 'starting'`);
   }
 
-  insert(r: Omit<SpawnRecord, 'status' | 'exitCode' | 'signal' | 'endedAt' | 'detail'>): void {
-    this.insertStmt.run(r);
+  insert(r: Omit<SpawnRecord, 'status' | 'exitCode' | 'signal' | 'endedAt' | 'detail' | 'principal'> & { principal?: string | null }): void {
+    this.insertStmt.run({ ...r, principal: r.principal ?? null });
     faultPoint(this.db, 'spawn');
   }
 
@@ -170,7 +177,7 @@ export class SpawnRecordStore {
    * is its SUPERVISOR_SPAWN_ID marker) before its first process exists. `startMarker` is a lower
    * bound of the tree's start (the owner's own marker): nothing older can be a member.
    */
-  insertStarting(r: Pick<SpawnRecord, 'spawnId' | 'platform' | 'bootId' | 'startMarker' | 'cgroup' | 'command' | 'ownerPid' | 'ownerStartMarker' | 'startedAt'>): void {
+  insertStarting(r: Pick<SpawnRecord, 'spawnId' | 'platform' | 'bootId' | 'startMarker' | 'cgroup' | 'command' | 'ownerPid' | 'ownerStartMarker' | 'principal' | 'startedAt'>): void {
     this.startingStmt.run(r);
   }
 

@@ -9,7 +9,7 @@ export const PAGE_HTML = `<!doctype html>
 <link rel="stylesheet" href="/app.css">
 </head>
 <body>
-<header><h1>supervisor</h1><p id="status" role="status" aria-live="polite">connecting…</p></header>
+<header><h1>supervisor</h1><p id="status" role="status" aria-live="polite">connecting…</p><p id="store-note" hidden></p></header>
 <main id="app" data-stream-opens="0" data-state-loads="0" data-last-event-id="">
 <section aria-labelledby="approvals-heading">
 <h2 id="approvals-heading">Pending approvals</h2>

@@ -6,13 +6,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { OperatorChangeFeed, PendingApprovalStore, SessionStore, TaskStore, verifyChain, withPrivateUmask, type Database, type PrincipalScope } from '../store/index.js';
+import { withPrivateUmask } from '../store/index.js';
 import { displayText } from '../redaction/index.js';
-import { answerApproval, decidedByText } from '../operator/approval-answer.js';
-import { approvalView, chainView, eventView, logChunkView, sessionView, taskView } from '../operator/operator-views.js';
-import { liveTrees, type TreeView } from '../operator/live-trees.js';
-import { delegationTree, delegationView } from '../operator/delegation-tree.js';
-import { requestTreeCancel, treeCancelText } from '../operator/tree-cancel.js';
+import { decidedByText } from '../operator/approval-answer.js';
+import { approvalView } from '../operator/operator-views.js';
+import type { TreeView } from '../operator/live-trees.js';
+import { treeCancelText } from '../operator/tree-cancel.js';
+import type { OperatorStore } from '../operator/operator-store.js';
 import { checkFetchSite, checkHost, checkMutation, GateRefusal, socketGate, type GateOrigin } from './request-gate.js';
 import { prepareSocketPath, secureSocket } from './unix-socket.js';
 import { WebAuth } from './web-auth.js';
@@ -20,8 +20,8 @@ import { LiveStreams } from './live-stream.js';
 import { PAGE_CSS, PAGE_HTML } from './page-assets.js';
 
 export interface WebServerOptions {
-  db: Database;
-  principal: string;
+  /** What the page reads and changes: this machine's store, or the control plane (web --store). */
+  store: OperatorStore;
   /** 0: a free port chosen by the OS. Ignored with `socket`. */
   port: number;
   /** Serve on this UNIX socket instead of 127.0.0.1 (unix-socket.ts checks it first; decision 95). */
@@ -79,11 +79,7 @@ function pageScript(): string {
 
 export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const script = pageScript();
-  const scope: PrincipalScope = { principal: o.principal };
-  const approvals = new PendingApprovalStore(o.db);
-  const sessions = new SessionStore(o.db);
-  const feed = new OperatorChangeFeed(o.db);
-  const tasks = new TaskStore(o.db);
+  const store = o.store;
   const server = createServer();
   const bound = o.socket === undefined ? await listenTcp(server, o.port) : await listenSocket(server, o.socket);
   const tcpGate: GateOrigin | null = bound.port === null ? null : { host: `127.0.0.1:${bound.port}`, origin: `http://127.0.0.1:${bound.port}` };
@@ -91,14 +87,25 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const gateFor = (req: IncomingMessage): GateOrigin => (tcpGate ?? socketGate(req));
   // Cookies ignore ports: two servers forwarded to two ports of one browser need two cookie names.
   const auth = new WebAuth(bound.port === null ? `supervisor_web_s${randomBytes(6).toString('hex')}` : `supervisor_web_${bound.port}`);
-  const streams = new LiveStreams(feed, scope, { pollMs: 25, maxStreamMs: o.maxStreamMs ?? 10 * 60_000, heartbeatMs: 15_000, maxStreams: 32 });
+  const streams = await LiveStreams.start(store, {
+    pollMs: store.feedPollMs,
+    maxStreamMs: o.maxStreamMs ?? 10 * 60_000,
+    heartbeatMs: 15_000,
+    maxStreams: 32,
+    onError: (err) =>
+      o.log(
+        err === null
+          ? 'supervisor web: the live feed is read again'
+          : `supervisor web: the live feed cannot be read (${displayText(err instanceof Error ? err.message : String(err))}); trying again every ${store.feedPollMs} ms, the page shows changes when it is back`,
+      ),
+  });
   const tab = (v: unknown): string => (typeof v === 'string' && /^[a-z0-9]{1,16}$/.test(v) ? `, tab ${v}` : '');
 
   // A walk of /proc per look: every tab polls, so one walk serves all looks within TREES_FRESH_MS.
   let treesLook: { at: number; trees: Promise<TreeView[]> } | null = null;
   const trees = (): Promise<TreeView[]> => {
     if (treesLook === null || Date.now() - treesLook.at > TREES_FRESH_MS) {
-      const look = { at: Date.now(), trees: liveTrees(o.db, scope) };
+      const look = { at: Date.now(), trees: store.liveTrees() };
       // A failed look is not kept: the next request walks again.
       look.trees.catch(() => void (treesLook === look && (treesLook = null)));
       treesLook = look;
@@ -107,49 +114,50 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   };
 
   const api = {
-    state: () => {
+    state: async () => {
       // The feed's head first: a change made while the lists are read is sent again, never lost.
-      const seq = feed.head();
-      return { seq, sessions: sessions.listSessions(scope, { limit: 200 }).map(sessionView), approvals: approvals.list(scope).map(approvalView) };
+      const seq = await store.feedHead();
+      const [sessions, approvals] = await Promise.all([store.listSessions(200), store.listApprovals()]);
+      return { seq, sessions, approvals, store: { engine: store.engine, location: displayText(store.location), note: store.hostLocalNote } };
     },
-    approval: (id: string) => {
-      const r = approvals.get(scope, id);
+    approval: async (id: string) => {
+      const r = await store.getApproval(id);
       if (!r) throw new HttpError(404, `no request ${displayText(id)} of yours`);
-      return approvalView(r);
+      return r;
     },
     /** The principal's own session, or 404 (the same check as every owner-scoped store read). */
-    session: (id: string) => {
-      const s = sessions.getSession(scope, id);
+    session: async (id: string) => {
+      const s = await store.getSession(id);
       if (!s) throw new HttpError(404, `no session ${displayText(id)} of yours`);
       return s;
     },
     /** A session's timeline (its chain events, redacted when appended) and its tasks, from `after`. */
-    timeline: (id: string, after: number) => {
-      const s = api.session(id);
-      return { session: sessionView(s), events: sessions.listEvents(scope, s.id, { afterSeq: after, limit: 500 }).map(eventView), tasks: tasks.list(scope, { sessionId: s.id, limit: 200 }).map(taskView) };
+    timeline: async (id: string, after: number) => {
+      const s = await api.session(id);
+      const [events, tasks] = await Promise.all([store.listEvents(s.id, after, 500), store.listTasks(s.id, 200)]);
+      return { session: s, events, tasks };
     },
     /** `supervisor subagents --session`: the delegations below one of the principal's sessions. */
-    delegations: (id: string) => ({ delegations: delegationTree(o.db, scope, api.session(id).id).map(delegationView) }),
+    delegations: async (id: string) => ({ delegations: await store.delegations((await api.session(id)).id) }),
     /** `supervisor audit verify --session` for one of the principal's sessions. */
-    audit: (id: string) => chainView(verifyChain(o.db, api.session(id).id)),
-    logs: (id: string, after: number) => {
-      const t = tasks.get(scope, id);
-      const chunks = tasks.logs(scope, id, { afterSeq: after, limit: 1000 });
-      if (!t || !chunks) throw new HttpError(404, `no task ${displayText(id)} of yours`);
-      return { task: taskView(t), chunks: chunks.map(logChunkView) };
+    audit: async (id: string) => store.verifyChain((await api.session(id)).id),
+    logs: async (id: string, after: number) => {
+      const r = await store.taskLog(id, after, 1000);
+      if (!r) throw new HttpError(404, `no task ${displayText(id)} of yours${store.hostLocalNote ? ` here (${store.hostLocalNote})` : ''}`);
+      return r;
     },
     /** `supervisor cancel`'s request: the run that owns the task stops its whole tree. */
-    cancel: (id: string) => {
-      const t = tasks.requestCancel(scope, id);
-      if (!t) throw new HttpError(404, `no task ${displayText(id)} of yours`);
-      return { task: taskView(t) };
+    cancel: async (id: string, body: Record<string, unknown>) => {
+      const t = await store.requestTaskCancel(id, `the supervisor web page (pid ${process.pid}${tab(body.tab)})`);
+      if (!t) throw new HttpError(404, `no task ${displayText(id)} of yours${store.hostLocalNote ? ` here (${store.hostLocalNote})` : ''}`);
+      return { task: t };
     },
     /**
      * `supervisor cancel sp_…`'s request for one tree (a task's or a running call's): the run that
      * owns it stops the whole tree and records the cancel, with who asked, in the audit chain.
      */
-    cancelTree: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
-      const asked = requestTreeCancel(o.db, scope, id, `the supervisor web page (pid ${process.pid}${tab(body.tab)})`);
+    cancelTree: async (id: string, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> => {
+      const asked = await store.requestTreeCancel(id, `the supervisor web page (pid ${process.pid}${tab(body.tab)})`);
       const message = treeCancelText(id, asked);
       switch (asked.kind) {
         case 'malformed':
@@ -164,12 +172,12 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
           return { status: 200, body: { outcome: asked.kind, spawnId: asked.record.spawnId, message } };
       }
     },
-    answer: (id: string, body: Record<string, unknown>): { status: number; body: unknown } => {
+    answer: async (id: string, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> => {
       const { decision, always, digest } = body;
       if (decision !== 'approve' && decision !== 'deny') throw new HttpError(400, 'decision must be "approve" or "deny"');
       if (always !== undefined && typeof always !== 'boolean') throw new HttpError(400, 'always must be true or false');
       if (typeof digest !== 'string') throw new HttpError(400, 'digest (of the request you were shown) is required');
-      const outcome = answerApproval(approvals, scope, { id, approve: decision === 'approve', always: always === true, expect: digest, decidedBy: `the supervisor web page (pid ${process.pid}${tab(body.tab)})` });
+      const outcome = await store.answerApproval({ id, approve: decision === 'approve', always: always === true, expect: digest, decidedBy: `the supervisor web page (pid ${process.pid}${tab(body.tab)})` });
       switch (outcome.kind) {
         case 'answered':
           return { status: 200, body: { outcome: 'answered', approval: approvalView(outcome.record) } };
@@ -218,14 +226,14 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
       auth.checkScript(req);
       const m = /^\/api\/approvals\/([A-Za-z0-9_]{1,64})\/answer$/.exec(path);
       if (m) {
-        const r = api.answer(m[1]!, body);
+        const r = await api.answer(m[1]!, body);
         return reply(res, r.status, r.body);
       }
-      const t = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
-      if (t) return reply(res, 200, api.cancel(t[1]!));
+      const t = /^\/api\/tasks\/([A-Za-z0-9_-]{1,64})\/cancel$/.exec(path);
+      if (t) return reply(res, 200, await api.cancel(t[1]!, body));
       const tree = /^\/api\/trees\/([A-Za-z0-9_]{1,64})\/cancel$/.exec(path);
       if (tree) {
-        const r = api.cancelTree(tree[1]!, body);
+        const r = await api.cancelTree(tree[1]!, body);
         return reply(res, r.status, r.body);
       }
       throw new HttpError(404, 'not found');
@@ -235,21 +243,24 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     if (path === '/api/events') {
       auth.checkCookie(req);
       if (streams.full) throw new HttpError(503, 'too many open live streams; close a tab');
-      const last = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? String(feed.head());
+      const last = req.headers['last-event-id'] ?? url.searchParams.get('after') ?? String(await store.feedHead());
       const after = Number(last);
       if (!Number.isSafeInteger(after) || after < 0) throw new HttpError(400, 'Last-Event-ID must be a change number');
       return streams.open(res, after, SECURITY_HEADERS);
     }
     auth.checkScript(req);
-    if (path === '/api/state') return reply(res, 200, api.state());
+    if (path === '/api/state') return reply(res, 200, await api.state());
     if (path === '/api/trees') return reply(res, 200, { trees: await trees() });
     const after = afterParam(url);
-    let p = /^\/api\/sessions\/([A-Za-z0-9_]{1,64})\/(timeline|audit|delegations)$/.exec(path);
-    if (p) return reply(res, 200, p[2] === 'timeline' ? api.timeline(p[1]!, after) : p[2] === 'audit' ? api.audit(p[1]!) : api.delegations(p[1]!));
+    let p = /^\/api\/sessions\/([A-Za-z0-9_%.-]{1,200})\/(timeline|audit|delegations)$/.exec(path);
+    if (p) {
+      const id = sessionIdParam(p[1]!);
+      return reply(res, 200, p[2] === 'timeline' ? await api.timeline(id, after) : p[2] === 'audit' ? await api.audit(id) : await api.delegations(id));
+    }
     p = /^\/api\/tasks\/([A-Za-z0-9_]{1,64})\/logs$/.exec(path);
-    if (p) return reply(res, 200, api.logs(p[1]!, after));
+    if (p) return reply(res, 200, await api.logs(p[1]!, after));
     const m = /^\/api\/approvals\/([A-Za-z0-9_]{1,64})$/.exec(path);
-    if (m) return reply(res, 200, api.approval(m[1]!));
+    if (m) return reply(res, 200, await api.approval(m[1]!));
     throw new HttpError(404, 'not found');
   }
 
@@ -295,6 +306,21 @@ async function listenSocket(server: Server, path: string): Promise<Bound> {
   await withPrivateUmask(() => listenOn(server, { path: abs, exclusive: true }));
   const made = secureSocket(abs);
   return { port: null, socket: abs, remove: () => made.remove() };
+}
+
+/**
+ * A session id from the path: this machine's (se_…) or the control plane's (`se_…@member`, a UUID
+ * for a session made by the library), percent-decoded once and then held to that alphabet.
+ */
+function sessionIdParam(encoded: string): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'the session id is not a valid percent-encoding');
+  }
+  if (!/^[A-Za-z0-9_@.-]{1,128}$/.test(id)) throw new HttpError(400, 'a session id is letters, digits and _ @ . - (at most 128)');
+  return id;
 }
 
 /** `?after=N`: where a timeline or a log continues from (0: the start). */

@@ -129,8 +129,15 @@ test('help is true and usage errors name the flag and the fix', async () => {
     const h = await inProcess(args);
     assert.equal(h.status, 0);
     assert.match(h.stdout, /^Usage: supervisor audit verify \[--session ID\] \[--json\] \[--state-dir DIR\]/);
-    assert.match(h.stdout, /0 +every chain checked is intact\n +1 +at least one chain is broken\n +2 /);
+    assert.match(h.stdout, /0 +every chain checked is intact\n +1 +at least one chain is broken \(with --store: or a local chain differs from its copy\)\n +2 /);
+    assert.match(h.stdout, /--store URL +verify your sessions' chains on the PostgreSQL control plane/);
   }
+  const noUrl = await inProcess(['audit', 'verify', '--store']);
+  assert.equal(noUrl.status, 2);
+  assert.match(noUrl.stderr, /--store needs a PostgreSQL URL, e\.g\. --store postgres:\/\/user@host:5432\/supervisor/);
+  const notPg = await inProcess(['audit', 'verify', '--store', 'sqlite:///tmp/x.db']);
+  assert.equal(notPg.status, 2);
+  assert.match(notPg.stderr, /--store takes a PostgreSQL URL/);
   assert.match((await inProcess(['--help'])).stdout, /^  audit verify \[--session ID\] \[--json\]/m);
   const bare = await inProcess(['audit']);
   assert.equal(bare.status, 2);

@@ -30,7 +30,10 @@ import { alive } from '../helpers/procs.js';
 
 const skip = pgUnavailableReason() ?? false;
 const MEMBER = fileURLToPath(new URL('../helpers/control-plane-member.js', import.meta.url));
-const LEASE_MS = 3000;
+// Half a lease without a renewal fences a member: 3 s leases fenced a member on a machine busy with
+// four test files and a compile (a renewal starved for 1.5 s), before the test had stopped anyone.
+// 5 s keeps the reclaim well inside the 10 s bound (lease + one sweep) with room for such load.
+const LEASE_MS = 5000;
 
 interface Line {
   event: string;

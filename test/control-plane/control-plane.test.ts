@@ -3,6 +3,7 @@
 // concurrent appends (verified with the SQLite store's own verifier).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { OPERATOR_CHANGES_KEPT } from '../../src/store/operator-changes.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';
 import {
@@ -21,6 +22,7 @@ import {
   enqueueTask,
   fencedUpdate,
   finishTask,
+  holdRunTask,
   inTransaction,
   listSessions,
   migrateControlPlane,
@@ -32,6 +34,8 @@ import {
   type MemberOptions,
 } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/index.js';
+import { probeControlPlane } from '../../src/control-plane/control-plane-probe.js';
+import { CONTROL_PLANE_MIGRATIONS } from '../../src/control-plane/index.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 
 const skip = pgUnavailableReason() ?? false;
@@ -79,10 +83,10 @@ describe('PostgreSQL control plane', { skip }, () => {
     const three = await Promise.all([0, 1, 2].map(() => openPool(url)));
     pools.push(...three);
     const applied = await Promise.all(three.map((p) => migrateControlPlane(p)));
-    assert.deepEqual(applied.flat().sort(), [1, 2, 3, 4, 5, 6], 'each migration ran exactly once across the three');
+    assert.deepEqual(applied.flat().sort((x, y) => x - y), CONTROL_PLANE_MIGRATIONS.map((m) => m.version), 'each migration ran exactly once across the three');
     assert.deepEqual(await migrateControlPlane(three[0]!), []);
     const versions = await three[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    assert.deepEqual(versions.rows.map((r) => r.version), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(versions.rows.map((r) => r.version), CONTROL_PLANE_MIGRATIONS.map((m) => m.version));
     // A schema from a newer supervisor is refused with what to do, not half-used.
     await three[0]!.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')");
     await assert.rejects(migrateControlPlane(three[1]!), (e: ControlPlaneError) => e.code === 'CONTROL_PLANE_TOO_NEW' && /version 99.*upgrade this supervisor/.test(e.message));
@@ -103,6 +107,31 @@ describe('PostgreSQL control plane', { skip }, () => {
       assert.doesNotMatch(e.message, /hunter2/);
       return true;
     });
+  });
+
+  it("doctor's controlPlane line: a superuser role is a finding, a role of its own passes; a newer schema and a refused server are named", async () => {
+    const { url, pool } = await freshPlane();
+    const known = CONTROL_PLANE_MIGRATIONS.at(-1)!.version;
+    const asSuper = await probeControlPlane(url);
+    assert.equal(asSuper.ok, false);
+    assert.match(asSuper.version ?? '', /^PostgreSQL 1\d/);
+    assert.match(asSuper.detail, new RegExp(`schema at version ${known} \\(current\\); LISTEN/NOTIFY delivered; role postgres \\(superuser\\)\\. the role postgres is a superuser`));
+    // A role that owns only its own database: nothing to report.
+    await pool.query('CREATE ROLE cp_member LOGIN');
+    await pool.query('CREATE DATABASE cp_own OWNER cp_member');
+    const own = url.replace('postgres@', 'cp_member@').replace(/\/[^/]+$/, '/cp_own');
+    const fine = await probeControlPlane(own);
+    assert.equal(fine.ok, true, fine.detail);
+    assert.match(fine.detail, new RegExp(`no schema yet \\(the first run creates it, version ${known}\\); LISTEN/NOTIFY delivered; role cp_member$`));
+    // A schema newer than this supervisor: named, with the fix.
+    await pool.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
+    const newer = await probeControlPlane(url);
+    assert.match(newer.detail, /the schema is at version 999, newer than this supervisor knows .*upgrade this supervisor/);
+    await pool.query('DELETE FROM schema_migrations WHERE version = 999');
+    const refused = await probeControlPlane('postgres://someone:hunter2@127.0.0.1:1/x');
+    assert.equal(refused.ok, false);
+    assert.match(refused.detail, /^postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
+    assert.doesNotMatch(refused.detail, /hunter2/);
   });
 
   it('a member registers its identity and its heartbeat moves its lease forward', async () => {
@@ -235,7 +264,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true, 'no half-written append');
   });
 
-  it('a dead member’s session is marked interrupted with an audit event by the next sweep', async () => {
+  it('a dead member’s session is marked interrupted with an audit event by the next sweep; a run task it held is failed, never run again', async () => {
     const { pool } = await freshPlane();
     // Leases long enough that event-loop lag on a loaded machine does not fence a member before
     // the test has used it (half a lease without a renewal fences).
@@ -243,6 +272,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     const sweeper = await join(pool, { leaseMs: 8000, reclaimEveryMs: 100 });
     const lease = await createOwnedSession(dead, { title: 'owned' });
     await appendAsOwner(dead, lease, [{ kind: 'note.work', payload: { step: 1 } }]);
+    const held = await holdRunTask(dead, lease, { id: 'tk_held', kind: 'terminal', summary: 'make deploy' });
     dead.stopTimers(); // as if SIGKILLed: no more heartbeats
     const deadline = Date.now() + 15_000;
     let row: { status: string; end_reason: string; epoch: number } | undefined;
@@ -262,6 +292,13 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.equal(last.kind, 'session.interrupted');
     assert.equal(JSON.parse(last.payload).member_id, dead.id);
     assert.equal((await verifyControlPlaneChain(pool, lease.id)).ok, true);
+    // The task ran on the dead member's host: it is failed (its tree is that host's reconcile's), not queued for another.
+    const task = (await pool.query<{ status: string; reason: string }>('SELECT status, reason FROM tasks WHERE id = $1', [held.id])).rows[0]!;
+    assert.equal(task.status, 'failed');
+    assert.match(task.reason, /its runner was lost 1 time\(s\), more than max_rescues 0 allows/);
+    assert.equal(await claimTask(sweeper), null, 'nothing to claim');
+    const kinds = (await pool.query<{ kind: string }>('SELECT kind FROM runtime_events WHERE session_id = $1 ORDER BY seq', [lease.id])).rows.map((r) => r.kind);
+    assert.deepEqual(kinds, ['session.created', 'note.work', 'task.held', 'task.interrupted', 'task.failed', 'session.interrupted']);
   });
 
   it('a member frozen inside a transaction (its row locks held) is still reclaimed: the server ends the idle transaction, the sweep does not wait on it', async () => {
@@ -385,7 +422,7 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.match(!broken.ok ? broken.detail : '', /edited/);
   });
 
-  it('finished rows leave the hot tables: an ended session\'s events, finished tasks, decided approvals; chains still verify, running work stays', async () => {
+  it('finished rows leave the hot tables: an ended session\'s events, finished tasks, decided approvals; chains still verify, running work stays; the live feed keeps its newest rows', async () => {
     const { pool } = await freshPlane();
     const m = await join(pool, { archiveEveryMs: 0 });
     // Finished: a session that ended, a task that succeeded, an approval that was answered.
@@ -421,6 +458,12 @@ describe('PostgreSQL control plane', { skip }, () => {
     assert.deepEqual((await listSessions(pool, 'p')).map((x) => x.id).sort(), [ended.id, running.id].sort(), 'an archived session is still listed');
     // A second pass finds nothing more.
     assert.deepEqual(await archiveFinished(pool, { olderThanMs: 0 }), { sessions: 0, events: 0, tasks: 0, attempts: 0, approvals: 0 });
+    // The operator's live feed keeps its newest OPERATOR_CHANGES_KEPT rows, the newest among them.
+    await pool.query("INSERT INTO operator_changes (kind, ref, session_id, principal, status) SELECT 'session', 'flood', 'flood', 'p', 'running' FROM generate_series(1, $1::int)", [OPERATOR_CHANGES_KEPT + 10]);
+    const newest = await count('SELECT max(seq)::int AS n FROM operator_changes', []);
+    await archiveFinished(pool, { olderThanMs: 0 });
+    assert.equal(await count('SELECT count(*)::int AS n FROM operator_changes', []), OPERATOR_CHANGES_KEPT);
+    assert.equal(await count('SELECT max(seq)::int AS n FROM operator_changes', []), newest);
     // A member's sweep does it on its own, when asked to.
     const later = await createOwnedSession(m, {}, undefined, 'p');
     await endOwnedSession(m, later, 'completed');

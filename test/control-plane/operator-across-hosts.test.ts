@@ -1,5 +1,7 @@
 // Operator commands across members on a real PostgreSQL (issue 21). `sessions --store` lists a
-// run of another machine with its host and pid; `cancel --store` stops it there, its tree too.
+// run of another machine with its host and pid, `tasks --store` the work queued in it; `cancel
+// --store` stops it there, its tree too. `audit verify --store` checks the run's chain copied to the
+// control plane, and catches the host's chain rewritten (every hash recomputed) after the copy.
 // Approvals: a `supervisor run --store` waits on
 // the control plane and an operator answers with `supervisor approvals --store` from another
 // process (another state dir: nothing local is shared); the answer arrives by NOTIFY, and after
@@ -11,6 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import SqliteDatabase from 'better-sqlite3';
+import { eventHash, genesisHash } from '../../src/store/event-chain.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -19,6 +23,8 @@ import {
   LISTENER_APPLICATION_NAME,
   answerApproval,
   createOwnedSession,
+  createSharedSession,
+  enqueueTask,
   migrateControlPlane,
   openPool,
   requestApproval,
@@ -176,9 +182,49 @@ describe('operator commands across members on the control plane', { skip, timeou
     const pool = pools.at(-1)!;
     const sessions = await pool.query<{ status: string }>("SELECT status FROM sessions WHERE id LIKE '%@%'");
     assert.deepEqual(sessions.rows.map((r) => r.status), ['ended']);
+
+    // Its audit chain is anchored there: every local event, its end included, copied in order
+    // with its local seq and hash, and verified from any member.
+    const localSession = lines[0]!.session as string;
+    const audit = async (stateDir: string) => {
+      const r = await runMain('audit', 'verify', '--store', url, '--session', localSession, '--state-dir', stateDir, '--json');
+      return { status: r.status, stderr: r.stderr, out: r.stdout ? (JSON.parse(r.stdout) as { ok: boolean; differing: number; sessions: { ok: boolean; anchors: { where: string; anchors: number; matched: number; differsAt: number | null } }[] }) : null };
+    };
+    const local = new SqliteDatabase(join(hostA, 'supervisor.db'));
+    const localEvents = local.prepare('SELECT seq, kind, at, payload, hash FROM runtime_events WHERE session_id = ? ORDER BY seq').all(localSession) as { seq: number; kind: string; at: number; payload: string; hash: string }[];
+    assert.equal(localEvents.at(-1)!.kind, 'session.ended');
+    const here = await audit(hostA);
+    assert.equal(here.status, 0, here.stderr);
+    assert.equal(here.out!.sessions.length, 1);
+    assert.deepEqual(here.out!.sessions[0]!.anchors, { where: 'here', localSession, anchors: localEvents.length, matched: localEvents.length, differsAt: null });
+    const elsewhere = await audit(dir('cp-other-host-'));
+    assert.equal(elsewhere.status, 0, elsewhere.stderr);
+    assert.equal(elsewhere.out!.sessions[0]!.anchors.where, 'elsewhere', 'another machine verifies the copy, and says it cannot compare');
+
+    // Someone with the host rewrites its chain consistently (every hash and the head recomputed):
+    // the local check passes, the copy on the control plane catches it.
+    const victim = localEvents.find((e) => e.payload.includes('second-ran'))!;
+    let prev = victim.seq === 1 ? genesisHash(localSession) : localEvents[victim.seq - 2]!.hash;
+    const rewrite = local.transaction(() => {
+      for (const e of localEvents.filter((x) => x.seq >= victim.seq)) {
+        const payload = e.seq === victim.seq ? e.payload.replaceAll('second-ran', 'nothing-ran') : e.payload;
+        const hash = eventHash(prev, localSession, e.seq, e.kind, e.at, payload);
+        local.prepare('UPDATE runtime_events SET payload = ?, prev_hash = ?, hash = ? WHERE session_id = ? AND seq = ?').run(payload, prev, hash, localSession, e.seq);
+        prev = hash;
+      }
+      local.prepare('UPDATE chain_heads SET hash = ? WHERE session_id = ?').run(prev, localSession);
+    });
+    rewrite();
+    local.close();
+    const localCheck = await runMain('audit', 'verify', '--session', localSession, '--state-dir', hostA);
+    assert.equal(localCheck.status, 0, 'the rewrite is consistent: the local chain alone cannot tell');
+    const caught = await audit(hostA);
+    assert.equal(caught.status, 1);
+    assert.equal(caught.out!.differing, 1);
+    assert.equal(caught.out!.sessions[0]!.anchors.differsAt, victim.seq);
   });
 
-  it('sessions --store lists a run of another member with its host and pid; cancel --store stops it there, tree and all', async () => {
+  it('sessions --store lists a run of another member with its host and pid; tasks --store its queued work, not another principal\'s; cancel --store stops it there, tree and all', async () => {
     const marker = `sleep ${30 + Math.floor(Math.random() * 1000) / 1000}`;
     const core = makeCore({
       'agent.yaml': 'name: sleeper\ntoolsets: [terminal]\ngrants: [terminal.exec]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
@@ -194,6 +240,22 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.ok(mine, `the run (pid ${run.child.pid}) is listed: ${listed.stdout}`);
       assert.equal(mine.created.core, core);
 
+      // Work queued in that session on the control plane is listed from any member, with its
+      // state there; a task of another principal's session is not.
+      const pool = await openPool(url);
+      pools.push(pool);
+      const queued = await enqueueTask(pool, { sessionId: mine.id, kind: 'index', input: { path: 'src' } });
+      const foreignSession = await createSharedSession(pool, {});
+      await pool.query("UPDATE sessions SET principal = 'someone-else' WHERE id = $1", [foreignSession]);
+      const foreign = await enqueueTask(pool, { sessionId: foreignSession, kind: 'index', input: {} });
+      const tasks = await runMain('tasks', '--store', url, '--json');
+      assert.equal(tasks.status, 0, tasks.stderr);
+      const listedTasks = (JSON.parse(tasks.stdout) as { tasks: { id: string; status: string; sessionId: string; host: string | null; attempts: number }[] }).tasks;
+      assert.deepEqual(listedTasks.map((t) => [t.id, t.status, t.sessionId, t.host, t.attempts]), [[queued, 'queued', mine.id, null, 0]]);
+      assert.ok(!tasks.stdout.includes(foreign), "another principal's task is not listed");
+      const bySession = await runMain('tasks', '--store', url, '--session', mine.id.split('@')[0]!);
+      assert.match(bySession.stdout, new RegExp(`^${queued}  queued .* index  not claimed  attempt 0, rescued 0 of 3  ${mine.id}\n$`));
+
       const cancelled = await runMain('cancel', mine.id, '--store', url, '--wait', '20', '--json');
       assert.equal(cancelled.status, 0, cancelled.stderr);
       assert.deepEqual(JSON.parse(cancelled.stdout), { id: mine.id, cancel: 'requested', status: 'ended' });
@@ -204,7 +266,40 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.deepEqual(JSON.parse(again.stdout), { id: mine.id, cancel: 'ended', status: 'ended' });
       const missing = await runMain('cancel', 'se_nope@x', '--store', url);
       assert.equal(missing.status, 2);
-      assert.match(missing.stderr, /no session se_nope@x of yours on the control plane/);
+      assert.match(missing.stderr, /no session or task se_nope@x of yours on the control plane/);
+    } finally {
+      await run.reap();
+    }
+  });
+
+  it("a run's background task is listed from any member with what it runs and where; cancel --store stops its tree there and the run goes on", async () => {
+    const marker = `sleep ${300 + Math.floor(Math.random() * 1000) / 1000}`;
+    const core = makeCore({
+      'agent.yaml': 'name: tasker\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: marker, background: true } }] }, { tools: [{ name: 'yield_until', arguments: { timeout_seconds: 110 } }] }, { text: 'done' }),
+    });
+    const hostDir = dir('cp-tasker-');
+    const run = startRun([core, '--json', '--store', url, '--approve', 'terminal', '--state-dir', hostDir]);
+    try {
+      await waitFor('the task to start', () => pidsWithCmdline(marker).length > 0, 30_000);
+      type Listed = { id: string; status: string; kind: string; summary: string | null; host: string | null; pid: number | null; reason: string | null };
+      const listed = await waitForAsync('the task on the control plane', async () => {
+        const r = await runMain('tasks', '--store', url, '--json');
+        return (JSON.parse(r.stdout) as { tasks: Listed[] }).tasks.find((t) => t.summary?.includes(marker) && t.status === 'running');
+      }, 30_000);
+      assert.equal(listed.pid, run.child.pid, 'held by the run that runs it');
+
+      const cancelled = await runMain('cancel', listed.id, '--store', url, '--wait', '20', '--json');
+      assert.equal(cancelled.status, 0, cancelled.stderr);
+      assert.deepEqual(JSON.parse(cancelled.stdout), { id: listed.id, task: true, cancel: 'requested', status: 'failed' });
+      assert.deepEqual(pidsWithCmdline(marker), [], 'its tree was stopped on its host');
+      assert.equal(await run.exited, 0, `the run went on and ended: ${run.seen.err}`);
+      const local = await runMain('tasks', '--state-dir', hostDir, '--json');
+      assert.deepEqual((JSON.parse(local.stdout) as { tasks: { id: string; status: string }[] }).tasks.map((t) => [t.id, t.status]), [[listed.id, 'cancelled']], 'the run cancelled it in its own store');
+      const after = (JSON.parse((await runMain('tasks', '--store', url, '--json')).stdout) as { tasks: Listed[] }).tasks.find((t) => t.id === listed.id)!;
+      assert.match(after.reason ?? '', /^cancelled/);
+      const again = await runMain('cancel', listed.id, '--store', url, '--json');
+      assert.deepEqual(JSON.parse(again.stdout), { id: listed.id, task: true, cancel: 'ended', status: 'failed' });
     } finally {
       await run.reap();
     }
@@ -251,6 +346,10 @@ describe('operator commands across members on the control plane', { skip, timeou
     const scheme = await runMain('run', core, '--store', 'mysql://root:hunter2@db/x', '--state-dir', state);
     assert.equal(scheme.status, 2);
     assert.match(scheme.stderr, /--store takes a PostgreSQL URL, postgres:\/\/user@host:5432\/database .*got scheme mysql:/);
+    // A command that acts on this machine only refuses --store, saying where to look instead.
+    const logs = await runMain('logs', 'tk_x', '--store', 'postgres://db/x');
+    assert.equal(logs.status, 2);
+    assert.match(logs.stderr, /logs does not take --store: task logs stay on the machine that runs the task: run supervisor logs there/);
     const refused = await runMain('run', core, '--store', 'postgres://someone:hunter2@127.0.0.1:1/x', '--state-dir', state);
     assert.equal(refused.status, 2);
     assert.match(refused.stderr, /--store: cannot reach the control plane at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
@@ -263,8 +362,8 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.equal(fromEnv.status, 2);
       assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
       // A command that does not take --store says that the variable does not reach it.
-      const local = await runMain('tasks', '--state-dir', state);
-      assert.match(local.stderr, /^supervisor tasks: note: SUPERVISOR_STORE_URL is set, but tasks reads this machine's store; --store is for run, approvals, sessions and cancel\n/);
+      const local = await runMain('ps', '--state-dir', state);
+      assert.match(local.stderr, /^supervisor ps: note: SUPERVISOR_STORE_URL is set, but ps reads this machine's store \(process trees stay on the machine that runs them: run supervisor ps there .*\); --store is for run, sessions, tasks, approvals, cancel, audit verify, web and doctor\n/);
     } finally {
       process.env = env;
     }

@@ -357,6 +357,103 @@ describe('StreamCapture artifacts', () => {
   });
 });
 
+describe('StreamCapture with lent chunks (a PipeReader\'s reused buffers)', () => {
+  const secret = 'lent-s3cret-0123456789';
+
+  /**
+   * A reader that lends its buffers, played by an attacker: the moment a chunk is released its
+   * buffer is refilled with raw secrets, as the next read from the pipe would refill it. A release
+   * that came before the write of the chunk's bytes, or a tail or live copy that kept a view of it,
+   * would carry those secrets into the artifact, the tail or the live copy.
+   */
+  function lender(): { lend(text: string): [Buffer, () => void]; released: number[]; count: number } {
+    const l = {
+      released: [] as number[],
+      count: 0,
+      lend(text: string): [Buffer, () => void] {
+        const buf = Buffer.from(text);
+        const id = l.count++;
+        const release = (): void => {
+          l.released.push(id);
+          for (let i = 0; i < buf.length; i += secret.length) Buffer.from(secret).copy(buf, i);
+        };
+        return [buf, release];
+      },
+    };
+    return l;
+  }
+
+  /** writeFile that takes its time (each writev a few ms later), so an early release would have time to strike. */
+  class SlowWriter extends StreamCapture {
+    writes = 0;
+    protected override async writeFile(fd: number, bufs: Buffer[]): Promise<number> {
+      this.writes++;
+      await new Promise((r) => setTimeout(r, 3));
+      return fs.writevSync(fd, bufs);
+    }
+  }
+
+  it('releases a lent chunk only after the write holding its bytes; artifact, tail and live copy keep the redacted bytes', async () => {
+    const p = freshPath();
+    const live: Buffer[] = [];
+    const cap = new SlowWriter({ name: 'stdout', artifactPath: p, redactor: new StreamRedactor([secret]), tailChars: 300_000, onRedacted: (c) => live.push(c) });
+    const lent = lender();
+    // Odd chunks hold no secret: the redactor hands those on as views of the lent buffer itself.
+    const line = (i: number): string => `row ${i} ${i % 7 === 0 && (i / 200) % 2 < 1 ? secret : 'plain'} `.padEnd(40, '.');
+    let text = '';
+    for (let i = 0; i < 6000; i += 200) {
+      let chunk = '';
+      for (let k = i; k < i + 200; k++) chunk += line(k);
+      text += chunk;
+      const [buf, release] = lent.lend(chunk);
+      cap.write(buf, release);
+      // Every chunk is still lent right after write(): its bytes are queued, not yet written.
+      assert.equal(lent.released.includes(lent.count - 1), false);
+      if (i % 1000 === 0) await new Promise((r) => setTimeout(r, 15)); // let some writes finish mid-stream
+    }
+    const s = await cap.end();
+    const expected = text.replaceAll(secret, '[REDACTED]');
+    assert.ok(cap.writes >= 2, `writes ${cap.writes}`);
+    assert.equal(fs.readFileSync(p, 'utf8'), expected, 'the artifact holds the redacted bytes of every chunk');
+    assert.equal(Buffer.concat(live).toString(), expected, 'the live copy too');
+    assert.equal(s.tail, expected, 'and the tail');
+    assert.deepEqual([...lent.released].sort((a, b) => a - b), [...Array(lent.count).keys()], 'each chunk released exactly once');
+    assert.equal(new Set(lent.released).size, lent.released.length);
+  });
+
+  it('releases at once without an artifact, after a failed write, and after end()', async () => {
+    const none = new StreamCapture({ name: 'stdout', artifactPath: null, redactor: new StreamRedactor([secret]) });
+    const lent = lender();
+    none.write(...lent.lend(`a ${secret} b`));
+    assert.deepEqual(lent.released, [0], 'nothing queued: released in write()');
+    assert.equal((await none.end()).tail, 'a [REDACTED] b');
+
+    class FailSecond extends SlowWriter {
+      protected override async writeFile(fd: number, bufs: Buffer[]): Promise<number> {
+        if (this.writes === 1) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+        return super.writeFile(fd, bufs);
+      }
+    }
+    const p = freshPath();
+    const failing = new FailSecond({ name: 'stdout', artifactPath: p, redactor: new StreamRedactor([secret]) });
+    const lent2 = lender();
+    failing.write(...lent2.lend(`first ${secret} `.padEnd(70_000, '.')));
+    await waitUntil(() => lent2.released.length === 1);
+    failing.write(...lent2.lend(`second ${secret} `.padEnd(70_000, '.')));
+    failing.write(...lent2.lend(`third ${secret} `.padEnd(70_000, '.')));
+    await failing.end();
+    assert.equal(failing.failure?.code, 'ARTIFACT_WRITE_FAILED');
+    assert.deepEqual(lent2.released, [0, 1, 2], 'the failed file lets go of every chunk');
+    assert.equal(fs.readFileSync(p, 'utf8'), `first [REDACTED] `.padEnd(70_000 - secret.length + '[REDACTED]'.length, '.'));
+
+    const ended = new StreamCapture({ name: 'stdout', artifactPath: freshPath(), redactor: new StreamRedactor([]) });
+    await ended.end();
+    const lent3 = lender();
+    ended.write(...lent3.lend('late'));
+    assert.deepEqual(lent3.released, [0], 'a write after end() is ignored and its chunk released');
+  });
+});
+
 describe('artifact directories', () => {
   it('refuses spawn ids that the supervisor did not generate', async () => {
     for (const bad of ['../etc', 'sp_', `sp_${'A'.repeat(24)}`, `sp_${'0'.repeat(23)}`, `sp_${'0'.repeat(25)}`, `sp_${'0'.repeat(24)}/x`, `xsp_${'0'.repeat(24)}`, `sp_${'0'.repeat(24)}\n`]) {

@@ -113,6 +113,23 @@ describe('posix_spawn start path', { skip: process.platform !== 'linux' && 'Linu
     });
   });
 
+  test('a leader killed because its record could not be written leaves no pipe open (its readers never started)', async () => {
+    const before = openDescriptors();
+    const insert = sup.records.insert;
+    sup.records.insert = () => {
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    };
+    try {
+      assert.throws(() => sup.spawnTree({ command: 'sh', args: ['-c', 'echo out; echo err >&2; sleep 30'] }), /the spawn record could not be written/);
+    } finally {
+      sup.records.insert = insert;
+    }
+    const pipesLeft = (): string[] => [...openDescriptors()].filter(([fd, target]) => before.get(fd) !== target && target.startsWith('pipe:')).map(([fd, target]) => `${fd} -> ${target}`);
+    await waitFor('the leader\'s pipes closed', () => pipesLeft().length === 0 || null, 10_000).catch((err: Error) => {
+      throw new Error(`${err.message}; still open: ${pipesLeft().join(', ')}`);
+    });
+  });
+
   test('SUPERVISOR_SPAWN=node, or a tree that needs stdin or a channel, takes Node’s spawn()', async () => {
     const t = sup.spawnTree({ command: 'cat', stdin: 'pipe' });
     started.add(t.spawnId);

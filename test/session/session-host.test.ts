@@ -4,26 +4,13 @@
 // last one; host.close() leaves nothing running. Real processes, checked by pid in /proc.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openSession, openSessionHost, SessionError, type Session } from '../../src/index.js';
-import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { removeTempCores } from '../core/temp-core.js';
+import { memoryServerCore } from '../helpers/memory-core.js';
 import { alive, tempDir, waitFor } from '../helpers/procs.js';
 import { AlwaysApprove } from '../helpers/approvers.js';
 
-const SERVER = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
-
-function memoryCore(): string {
-  const core = makeCore({ 'agent.yaml': 'name: sharer\ngrants: [mcp.connect:memory, mcp.call:memory]\napproval:\n  default: auto\n' });
-  mkdirSync(join(core, 'agent', 'mcp'), { recursive: true });
-  const declaration = {
-    name: 'memory',
-    transport: { type: 'stdio', command: process.execPath, args: [SERVER], cwd: '.', env: [{ name: 'MEMORY_FILE_PATH', value: { workspace_path: 'memory.jsonl' } }] },
-    approval: { connect: 'prompt', call: 'auto' },
-  };
-  writeFileSync(join(core, 'agent', 'mcp', 'memory.yaml'), JSON.stringify(declaration));
-  return core;
-}
+const memoryCore = (): string => memoryServerCore('sharer', 'prompt');
 
 const server = (s: Session) => s.mcp!.servers.find((m) => m.server === 'memory')!;
 

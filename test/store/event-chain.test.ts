@@ -2,7 +2,6 @@
 // recompute the hashes and the head is found, with the right seq and field.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { openStore } from '../../src/store/database.js';
 import { canonicalJson } from '../../src/store/canonical-json.js';
@@ -10,21 +9,11 @@ import { appendEvent, appendEvents, chainHead, genesisHash, readEvents, MAX_EVEN
 import { verifyAllChains, verifyChain, type ChainVerification } from '../../src/store/chain-verify.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from '../../src/store/store-errors.js';
-import { tamper, tempStore } from './store-fixtures.js';
+import { forgeEventHash, sha256, tamper, tempStore, type ChainRow } from './store-fixtures.js';
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-/** The documented formula, computed without the store's code: what a forger (or an auditor) would write. */
-const forge = (prev: string, sessionId: string, seq: number, kind: string, at: number, payload: unknown) =>
-  sha256(`${prev}\n${canonicalJson({ session_id: sessionId, seq, kind, at, payload })}`);
+const forge = forgeEventHash;
 
-interface Row {
-  seq: number;
-  kind: string;
-  at: number;
-  payload: string;
-  prev_hash: string;
-  hash: string;
-}
+type Row = ChainRow;
 
 function chain(t: TestContext) {
   const s = tempStore(t);

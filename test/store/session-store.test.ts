@@ -37,10 +37,10 @@ function caught(fn: () => unknown): Error {
   assert.fail('expected an error');
 }
 
-test('migrations 2 to 11 apply on top of migration 1 and keep the spawn rows (7 rebuilds spawns)', (t) => {
+test('migrations 2 to 12 apply on top of migration 1 and keep the spawn rows (7 rebuilds spawns)', (t) => {
   const { file } = tempStore(t);
   // A store as an earlier release left it: only migration 1.
-  tamper(file, "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_update; DROP TRIGGER messages_fts_delete; DROP VIEW message_search_text; DROP TABLE message_fts; DROP TABLE pending_approvals; DROP TABLE task_logs; DROP TABLE tasks; DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DROP TABLE operator_changes; DELETE FROM schema_migrations WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9, 10, 11);");
+  tamper(file, "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_update; DROP TRIGGER messages_fts_delete; DROP VIEW message_search_text; DROP TABLE message_fts; DROP TABLE pending_approvals; DROP TABLE task_logs; DROP TABLE tasks; DROP TABLE sessions; DROP TABLE turns; DROP TABLE messages; DROP TABLE approvals; DROP TABLE runtime_events; DROP TABLE chain_heads; DROP TABLE operator_changes; DELETE FROM schema_migrations WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);");
   tamper(file, "INSERT INTO spawns (spawn_id, pid, pgid, sid, platform, boot_id, start_marker, command, owner_pid, owner_start_marker, status, started_at) VALUES ('sp1', 1, 1, 1, 'linux', 'b', 'm', 'sh', 1, 'm', 'exited', 1)");
   const db = openStore(file);
   t.after(() => db.close());
@@ -56,8 +56,9 @@ test('migrations 2 to 11 apply on top of migration 1 and keep the spawn rows (7 
     { version: 9, name: 'tasks-delegation' },
     { version: 10, name: 'operator-changes' },
     { version: 11, name: 'spawn-cancel-requests' },
+    { version: 12, name: 'spawn-principal' },
   ]);
-  assert.deepEqual(db.prepare('SELECT spawn_id, pid, status FROM spawns').all(), [{ spawn_id: 'sp1', pid: 1, status: 'exited' }]);
+  assert.deepEqual(db.prepare('SELECT spawn_id, pid, status, principal FROM spawns').all(), [{ spawn_id: 'sp1', pid: 1, status: 'exited', principal: null }]);
   // A starting row has no pid; any other status needs one.
   db.exec("INSERT INTO spawns (spawn_id, platform, boot_id, start_marker, command, owner_pid, owner_start_marker, status, started_at) VALUES ('sp2', 'linux', 'b', 'm', 'sh', 1, 'm', 'starting', 2)");
   assert.throws(() => db.exec("INSERT INTO spawns (spawn_id, platform, boot_id, start_marker, command, owner_pid, owner_start_marker, status, started_at) VALUES ('sp3', 'linux', 'b', 'm', 'sh', 1, 'm', 'running', 3)"), /CHECK/);

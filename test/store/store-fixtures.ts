@@ -1,5 +1,6 @@
 // Store test helpers: a real SQLite file in a temp dir per test, and a raw connection that plays
 // the attacker (plain better-sqlite3, foreign keys off, no help from the store's code).
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { TestContext } from 'node:test';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openStore, type Database } from '../../src/store/database.js';
+import { canonicalJson } from '../../src/store/canonical-json.js';
 import { SessionStore } from '../../src/store/session-store.js';
 
 const require = createRequire(import.meta.url);
@@ -54,3 +56,12 @@ export function goodAndTamperedSessions(t: TestContext): { s: TempStore; store: 
   tamper(s.file, 'DELETE FROM chain_heads WHERE session_id = ?', bad);
   return { s, store, good, bad };
 }
+
+export const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+
+/** The documented hash formula, computed without the store's code: what a forger (or an auditor) would write. */
+export const forgeEventHash = (prev: string, sessionId: string, seq: number, kind: string, at: number, payload: unknown): string =>
+  sha256(`${prev}\n${canonicalJson({ session_id: sessionId, seq, kind, at, payload })}`);
+
+/** One runtime_events row as either engine stores it (the columns the verifier reads). */
+export type { ChainEventRow as ChainRow } from '../../src/store/chain-verify.js';

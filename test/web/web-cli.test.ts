@@ -10,7 +10,7 @@ describe('supervisor web: flags', () => {
   test('--help says what it serves, its options, and how it signs in', async () => {
     const r = await runMain('web', '--help');
     assert.equal(r.status, 0);
-    assert.match(r.stdout, /^Usage: supervisor web \[--port N \| --socket PATH\] \[--state-dir DIR\] \[--open\] \[--json\]/);
+    assert.match(r.stdout, /^Usage: supervisor web \[--port N \| --socket PATH\] \[--state-dir DIR \| --store URL\] \[--open\] \[--json\]/);
     assert.match(r.stdout, /token in its\nfragment works once/);
     assert.match(r.stdout, /--socket PATH {4}listen on a UNIX socket instead \(0600/);
     assert.match(r.stdout, /--open {11}open the URL in a browser: \$BROWSER if set/);

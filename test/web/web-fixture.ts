@@ -69,9 +69,10 @@ export interface WebProcess {
   log(): string;
 }
 
-/** `supervisor web --json` as a real process; killed (its pid) at cleanup. */
-export async function startWeb(c: Cleanup, dir: string, env: Record<string, string> = {}, args: string[] = []): Promise<WebProcess> {
-  const child = spawn(process.execPath, [CLI, 'web', '--json', '--state-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+/** `supervisor web --json` as a real process on a state dir (or `{ store: url }`: the control plane); killed (its pid) at cleanup. */
+export async function startWeb(c: Cleanup, dir: string | { store: string }, env: Record<string, string> = {}, args: string[] = []): Promise<WebProcess> {
+  const where = typeof dir === 'string' ? ['--state-dir', dir] : ['--store', dir.store];
+  const child = spawn(process.execPath, [CLI, 'web', '--json', ...where, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   c.add(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const gone = new Promise((r) => child.once('exit', r));

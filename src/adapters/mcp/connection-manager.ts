@@ -284,6 +284,7 @@ export class McpConnectionManager {
             (await import('./connection.js')).McpConnection.open(
               {
                 supervisor: this.o.supervisor,
+                principal: req.principal,
                 declaration: d,
                 declarationFingerprint: p.fp,
                 env: p.env!.env,

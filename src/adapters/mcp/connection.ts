@@ -25,6 +25,8 @@ const CLIENT_INFO = { name: 'isolation-supervisor', version: '0.1.0' };
 
 export interface OpenConnectionOptions {
   supervisor: ProcessSupervisor;
+  /** Whose server it is: written on its spawn record (the supervisor may be a session host's, shared). */
+  principal: string;
   declaration: McpDeclaration;
   declarationFingerprint: string;
   /** The server's whole environment (allowlist + approved declared entries); stdio only. */
@@ -115,6 +117,7 @@ export class McpConnection {
     if (t.type === 'stdio') {
       return new SupervisedStdioTransport(o.supervisor, {
         server: d.name,
+        principal: o.principal,
         command: t.command,
         args: t.args,
         cwd: o.cwd,

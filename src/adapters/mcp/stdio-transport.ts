@@ -29,6 +29,8 @@ export interface SupervisedStdioOptions {
   stderrLogChars?: number;
   /** TERM→KILL grace; default 2 s as for any tree. */
   graceMs?: number;
+  /** Whose server it is, on its spawn record (decision 123). */
+  principal?: string;
 }
 
 export class SupervisedStdioTransport extends OwnedTransportBase<TreeOutcome | null> {
@@ -64,6 +66,7 @@ export class SupervisedStdioTransport extends OwnedTransportBase<TreeOutcome | n
   override async start(): Promise<void> {
     if (this.tree) throw new Error(`MCP server ${this.o.server}: transport already started`);
     const tree = this.supervisor.spawnTree({
+      ...(this.o.principal !== undefined ? { principal: this.o.principal } : {}),
       command: this.o.command,
       args: this.o.args,
       cwd: this.o.cwd,

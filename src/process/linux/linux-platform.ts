@@ -94,13 +94,13 @@ export class LinuxPlatform implements ProcessPlatform {
     const on = this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node';
     // posix_spawn gives no stdin pipe or data channel here: such a tree takes Node's spawn().
     if (!on || o.stdin === 'pipe' || o.channel === true || !libc.libcAvailable()) return null;
-    return spawnNative(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin });
+    return spawnNative(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin, readers: o.readers ?? [] });
   }
 
   spawnLeaderAsync(command: string, args: readonly string[], o: LeaderSpawnOptions): Promise<SpawnedLeader> | null {
     const on = (this.options.posixSpawn ?? process.env.SUPERVISOR_SPAWN !== 'node') && process.env.SUPERVISOR_SPAWN !== 'main-thread';
     if (!on || o.stdin === 'pipe' || !libc.libcAvailable()) return null;
-    return spawnNativeAsync(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin });
+    return spawnNativeAsync(command, args, { cwd: o.cwd, env: o.env, stdin: o.stdin, readers: o.readers ?? [] });
   }
 
   members(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): TreeMember[] {

@@ -10,6 +10,7 @@ import { Socket } from 'node:net';
 import { constants } from 'node:os';
 import * as libc from '../../../native-helpers/libc.js';
 import { noteDirectChild } from '../child-ledger.js';
+import { PipeReader } from '../pipe-reader.js';
 
 const live = new Map<number, NativeChild>();
 let listening = false;
@@ -56,6 +57,10 @@ function listen(): void {
 export class NativeChild extends EventEmitter {
   readonly stdin = null;
   readonly stdio: [null, Socket, Socket];
+  readonly stdout: Socket;
+  readonly stderr: Socket;
+  /** The pipes read into the supervisor's buffers (NativeSpawnOptions.readers); their sockets are stdout/stderr. */
+  readonly readers: { stdout?: PipeReader; stderr?: PipeReader };
   exitCode: number | null = null;
   signalCode: NodeJS.Signals | null = null;
   /** Polled for the exit (-1 without pidfd); opened while the pid is unreaped, so it names this child. */
@@ -64,11 +69,17 @@ export class NativeChild extends EventEmitter {
 
   constructor(
     readonly pid: number,
-    readonly stdout: Socket,
-    readonly stderr: Socket,
+    pipes: { stdout: Socket | PipeReader; stderr: Socket | PipeReader },
   ) {
     super();
-    this.stdio = [null, stdout, stderr];
+    const socket = (p: Socket | PipeReader): Socket => (p instanceof PipeReader ? p.socket : p);
+    this.stdout = socket(pipes.stdout);
+    this.stderr = socket(pipes.stderr);
+    this.readers = {
+      ...(pipes.stdout instanceof PipeReader ? { stdout: pipes.stdout } : {}),
+      ...(pipes.stderr instanceof PipeReader ? { stderr: pipes.stderr } : {}),
+    };
+    this.stdio = [null, this.stdout, this.stderr];
     this.unledger = noteDirectChild(pid);
     const fd = libc.pidfdOpen(pid);
     this.pidfd = fd.value >= 0 ? fd.value : -1;
@@ -107,6 +118,11 @@ export interface NativeSpawnOptions {
   cwd: string;
   env: Readonly<Record<string, string>>;
   stdin?: 'ignore' | 'inherit';
+  /**
+   * The pipes the supervisor drains itself: read by a PipeReader into its own buffers, not started
+   * until its reader is (decision 117). The others are Node's streams (a raw stdout, the doctor's probe).
+   */
+  readers?: ReadonlyArray<'stdout' | 'stderr'>;
 }
 
 /**
@@ -123,7 +139,7 @@ export function spawnNative(file: string, args: readonly string[], o: NativeSpaw
     for (const fd of fds) closeSync(fd);
     throw e;
   }
-  return adoptSpawned(pid, fds);
+  return adoptSpawned(pid, fds, o.readers ?? []);
 }
 
 /**
@@ -140,7 +156,7 @@ export async function spawnNativeAsync(file: string, args: readonly string[], o:
     for (const fd of fds) closeSync(fd);
     throw e;
   }
-  return adoptSpawned(pid, fds);
+  return adoptSpawned(pid, fds, o.readers ?? []);
 }
 
 /** Capacity asked for the stdout pipe. */
@@ -167,8 +183,10 @@ function openPipes(): [number, number, number, number] {
   return fds as [number, number, number, number];
 }
 
-function adoptSpawned(pid: number, fds: readonly [number, number, number, number]): NativeChild {
+function adoptSpawned(pid: number, fds: readonly [number, number, number, number], readers: ReadonlyArray<'stdout' | 'stderr'>): NativeChild {
   closeSync(fds[1]);
   closeSync(fds[3]);
-  return new NativeChild(pid, new Socket({ fd: fds[0], readable: true, writable: false }), new Socket({ fd: fds[2], readable: true, writable: false }));
+  const pipe = (name: 'stdout' | 'stderr', fd: number): Socket | PipeReader =>
+    readers.includes(name) ? new PipeReader(fd) : new Socket({ fd, readable: true, writable: false });
+  return new NativeChild(pid, { stdout: pipe('stdout', fds[0]), stderr: pipe('stderr', fds[2]) });
 }

@@ -29,6 +29,8 @@ interface SessionView {
   createdAt: number;
   endedAt: number | null;
   endReason: string | null;
+  /** On the control plane: the machine and pid of the member that owns it. */
+  host?: string;
 }
 
 interface EventView {
@@ -103,6 +105,8 @@ interface PageState {
   seq: number;
   sessions: SessionView[];
   approvals: ApprovalView[];
+  /** Which store the page shows; `note` names what it cannot (on the control plane: host-local things). */
+  store: { engine: string; location: string; note: string | null };
 }
 
 interface Change {
@@ -174,7 +178,7 @@ function renderSessions(list: SessionView[]): void {
       tr.dataset.session = s.id;
       const cells: [string, string][] = [
         ['session', s.id],
-        ['status', s.status + (s.endReason ? ` (${s.endReason})` : '')],
+        ['status', s.status + (s.endReason ? ` (${s.endReason})` : '') + (s.host ? ` on ${s.host}` : '')],
         ['core', s.core],
         ['runtime', s.runtime],
         ['principal', s.principal],
@@ -306,7 +310,7 @@ function renderTasks(list: TaskView[]): void {
         stop.setAttribute('aria-label', `cancel task ${t.id}`);
         stop.addEventListener('click', () => {
           stop.disabled = true;
-          void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(t.id)}/cancel`, { method: 'POST', body: {} }).then((r) => say(r.status === 200 ? `asked the run to cancel ${t.id}` : `cancel failed (${r.status})`));
+          void api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(t.id)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => say(r.status === 200 ? `asked the run to cancel ${t.id}` : `cancel failed (${r.status})`));
         });
         li.append(document.createTextNode(' '), stop);
       }
@@ -531,7 +535,7 @@ function renderTree(t: TreeView): HTMLElement {
     stop.addEventListener('click', () => {
       stop.disabled = true;
       const asked = taskId
-        ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: {} }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
+        ? api<{ task: TaskView }>(`/api/tasks/${encodeURIComponent(taskId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => (r.status === 200 ? `asked the run to cancel ${taskId}` : `cancel failed (${r.status})`))
         : api<{ message?: string; error?: string }>(`/api/trees/${encodeURIComponent(t.spawnId)}/cancel`, { method: 'POST', body: { tab: TAB } }).then((r) => r.body.message ?? r.body.error ?? `cancel failed (${r.status})`);
       void asked.then((text) => {
         say(text);
@@ -573,10 +577,19 @@ async function refreshTrees(): Promise<void> {
   }
 }
 
+/** On the control plane the page says so, and what it cannot show from there. */
+function showStore(store: PageState['store']): void {
+  const note = document.getElementById('store-note') as HTMLElement;
+  note.hidden = store.engine === 'sqlite';
+  note.textContent = store.engine === 'sqlite' ? '' : `control plane ${store.location}${store.note ? `: ${store.note}` : ''}`;
+  main.dataset.store = store.engine;
+}
+
 async function loadState(): Promise<number> {
   const r = await api<PageState>('/api/state');
   if (r.status !== 200) throw new Error(`the page's state could not be read (${r.status})`);
   bump('stateLoads');
+  showStore(r.body.store);
   renderSessions(r.body.sessions);
   for (const card of approvalsBox.querySelectorAll('[data-status="pending"]')) card.remove();
   for (const a of r.body.approvals) renderApproval(a);
