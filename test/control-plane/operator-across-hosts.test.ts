@@ -201,6 +201,28 @@ describe('operator commands across members on the control plane', { skip, timeou
     assert.equal(elsewhere.status, 0, elsewhere.stderr);
     assert.equal(elsewhere.out!.sessions[0]!.anchors.where, 'elsewhere', 'another machine verifies the copy, and says it cannot compare');
 
+    // Someone with the host cuts the chain's end (the run's end and what came before it) and sets
+    // the head to the new last event: the local check passes, the copy catches the cut; then the
+    // rows are put back as they were.
+    const cut = localEvents.slice(-2);
+    const keep = localEvents.at(-3)!;
+    local.transaction(() => {
+      local.prepare('DELETE FROM runtime_events WHERE session_id = ? AND seq >= ?').run(localSession, cut[0]!.seq);
+      local.prepare('UPDATE chain_heads SET seq = ?, hash = ? WHERE session_id = ?').run(keep.seq, keep.hash, localSession);
+    })();
+    assert.equal((await runMain('audit', 'verify', '--session', localSession, '--state-dir', hostA)).status, 0, 'the cut is consistent: the local chain alone cannot tell');
+    const truncated = await audit(hostA);
+    assert.equal(truncated.status, 1);
+    assert.equal(truncated.out!.sessions[0]!.anchors.differsAt, cut[0]!.seq, 'the first cut event is named');
+    local.transaction(() => {
+      for (const e of cut) {
+        const prevHash = e.seq === 1 ? genesisHash(localSession) : localEvents[e.seq - 2]!.hash;
+        local.prepare('INSERT INTO runtime_events (session_id, seq, kind, at, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)').run(localSession, e.seq, e.kind, e.at, e.payload, prevHash, e.hash);
+      }
+      local.prepare('UPDATE chain_heads SET seq = ?, hash = ? WHERE session_id = ?').run(cut.at(-1)!.seq, cut.at(-1)!.hash, localSession);
+    })();
+    assert.equal((await audit(hostA)).status, 0, 'put back, the chain matches its copy again');
+
     // Someone with the host rewrites its chain consistently (every hash and the head recomputed):
     // the local check passes, the copy on the control plane catches it.
     const victim = localEvents.find((e) => e.payload.includes('second-ran'))!;

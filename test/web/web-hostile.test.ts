@@ -113,8 +113,21 @@ describe('supervisor web refuses what a hostile page or a rebound name sends', {
       assert.equal(r.status, 404, `${view}: ${r.body}`);
       assert.equal(r.body, JSON.stringify({ error: `no session ${theirs.id} of yours` }));
     }
+    // The same id spelt another way (every byte percent-encoded, the case changed) reads the same:
+    // absent; a path smuggled in by encoding (once or twice) is refused before any store read.
+    const encoded = [...theirs.id].map((ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+    for (const spelling of [encoded, encoded.toUpperCase(), theirs.id.toUpperCase()]) {
+      const r = await raw(web.port, 'GET', `/api/sessions/${spelling}/timeline`, headers);
+      assert.equal(r.status, 404, `${spelling}: ${r.body}`);
+    }
+    for (const smuggled of ['..%2F..%2Fetc%2Fpasswd', '%252E%252E%252Fx', `${theirs.id}%00`, '%E0%A4%A']) {
+      const r = await raw(web.port, 'GET', `/api/sessions/${smuggled}/timeline`, headers);
+      assert.equal(r.status, 400, `${smuggled}: ${r.status} ${r.body}`);
+    }
     const mine = await raw(web.port, 'GET', `/api/sessions/${s.sessionId}/delegations`, headers);
     assert.deepEqual(JSON.parse(mine.body), { delegations: [] });
+    const mineEncoded = await raw(web.port, 'GET', `/api/sessions/${[...s.sessionId].map((ch) => `%${ch.charCodeAt(0).toString(16)}`).join('')}/delegations`, headers);
+    assert.equal(mineEncoded.status, 200, 'the control: the own id percent-encoded is the own session');
     const trees = await raw(web.port, 'GET', '/api/trees', headers);
     assert.deepEqual(JSON.parse(trees.body), { trees: [] }, "mallory's tree is not listed");
     // The new reads are behind the same gate: no CSRF token, or a rebound Host, is a 403.
