@@ -78,7 +78,9 @@ export async function openControlPlaneOperatorStore(url: string, principal: stri
     await pool.end().catch(() => undefined);
     throw err;
   }
-  const owned = async (id: string) => (await cp.getListedSession(pool, principal, id)) !== undefined;
+  // The owner check before a session's events or chain are read: one indexed row, not the listing's
+  // join (the page asked for the session itself just before, but the port checks on its own).
+  const owned = async (id: string): Promise<boolean> => ((await pool.query('SELECT 1 FROM sessions WHERE id = $1 AND principal = $2', [id, principal])).rowCount ?? 0) > 0;
   return {
     engine: 'postgres',
     location: cp.redactUrl(url),
