@@ -2,7 +2,7 @@
 import { cliIo } from './io.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { openStore, readEvents, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
+import { chainHashes, openStore, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
 import { storeUrlOf } from './control-plane-cli.js';
@@ -149,13 +149,7 @@ function checkAnchors(db: Database | null, anchors: readonly { localSession: str
   const localSession = anchors[0]?.localSession ?? null;
   if (localSession === null) return { where: 'none', localSession, anchors: 0, matched: 0, differsAt: null };
   if (db === null || !sessionKnown(db, localSession)) return { where: 'elsewhere', localSession, anchors: anchors.length, matched: 0, differsAt: null };
-  const local = new Map<number, string>();
-  for (let after = 0; ; ) {
-    const page = readEvents(db, localSession, { afterSeq: after, limit: 10_000 });
-    if (page.length === 0) break;
-    for (const e of page) local.set(e.seq, e.hash);
-    after = page[page.length - 1]!.seq;
-  }
+  const local = chainHashes(db, localSession);
   let matched = 0;
   let differsAt: number | null = null;
   for (const a of anchors) {

@@ -351,6 +351,12 @@ export function chainHead(db: Database, sessionId: string): ChainHead | undefine
   return r && { sessionId, seq: r.seq, hash: r.hash, updatedAt: r.updated_at };
 }
 
+/** Each stored event's hash by seq: what a copy of the chain is compared with (no payload is read). */
+export function chainHashes(db: Database, sessionId: string): Map<number, string> {
+  const rows = db.prepare('SELECT seq, hash FROM runtime_events WHERE session_id = ?').all(sessionId) as { seq: number; hash: string }[];
+  return new Map(rows.map((r) => [r.seq, r.hash]));
+}
+
 /** Events of one session in seq order, payloads parsed. Not principal-scoped (see SessionStore.listEvents). */
 export function readEvents(db: Database, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): StoredEvent[] {
   flushDeferredWrites(db);

@@ -11,6 +11,7 @@ export {
   flushDeferredWrites,
   deferredWriteCount,
   chainHead,
+  chainHashes,
   readEvents,
   genesisHash,
   eventHash,
