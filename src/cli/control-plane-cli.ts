@@ -107,14 +107,9 @@ export async function controlPlaneCancel(url: string, id: string, waitMs: number
       outcome = await cp.requestTaskCancel(pool, principal, id, by);
     }
     const statusOf = async (): Promise<string | null> =>
-      (
-        await pool.query<{ status: string }>(
-          what === 'session'
-            ? 'SELECT status FROM sessions WHERE id = $1 AND principal = $2'
-            : 'SELECT t.status FROM (SELECT id, session_id, status FROM tasks UNION ALL SELECT id, session_id, status FROM tasks_archive) t JOIN sessions s ON s.id = t.session_id AND s.principal = $2 WHERE t.id = $1',
-          [id, principal],
-        )
-      ).rows[0]?.status ?? null;
+      what === 'session'
+        ? ((await cp.getListedSession(pool, principal, id))?.status ?? null)
+        : ((await cp.listTasks(pool, principal, { taskId: id, limit: 1 }))[0]?.status ?? null);
     const deadline = Date.now() + waitMs;
     let status = await statusOf();
     while (status === 'running' && Date.now() < deadline) {
