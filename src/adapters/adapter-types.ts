@@ -122,9 +122,13 @@ export interface SandboxRequirement {
   readonly why: string;
 }
 
-/** Read access to stored history, handed to an adapter only at step 7 (after approval). */
+/**
+ * Read access to stored history, handed to an adapter only at step 7 (after approval): this
+ * machine's store, and with a control plane every member's copies too (decision 127).
+ */
 export interface SessionHistory {
-  search(scope: PrincipalScope, query: SessionSearchQuery): SessionSearchHit[];
+  /** Hits for the principal, best first; rejects with SearchQueryError for a malformed query. */
+  search(scope: PrincipalScope, query: SessionSearchQuery): Promise<SessionSearchHit[]>;
 }
 
 export interface AdapterOutput {

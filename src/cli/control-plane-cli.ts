@@ -80,6 +80,29 @@ export async function controlPlaneSessions(url: string, limit: number): Promise<
   }
 }
 
+/** A task's log as `supervisor logs` reads it, on this machine's store or on the control plane. */
+export interface TaskLogBackend {
+  /** Chunks after `afterSeq`; undefined: no such task of yours. */
+  read(afterSeq: number): Promise<import('../store/index.js').TaskLogChunk[] | undefined>;
+  /** The task's status now, and why it ended (null while running). */
+  state(): Promise<{ status: string; reason: string | null }>;
+  close(): Promise<void>;
+}
+
+/** The local principal's task `id` on the control plane: the log its run copied there (decision 127). */
+export async function controlPlaneTaskLog(url: string, id: string): Promise<TaskLogBackend> {
+  const { cp, pool } = await operatorPool(url, 'supervisor-logs');
+  const principal = localPrincipal();
+  return {
+    read: (afterSeq) => controlPlane(() => cp.readCopiedTaskLogs(pool, principal, id, afterSeq)),
+    state: async () => {
+      const t = (await controlPlane(() => cp.listTasks(pool, principal, { taskId: id, limit: 1 })))[0];
+      return t ? { status: t.status, reason: t.reason } : { status: 'archived', reason: null };
+    },
+    close: () => pool.end(),
+  };
+}
+
 /** The local principal's tasks on the control plane, from every member, newest first. */
 export async function controlPlaneTasks(url: string, o: { sessionId?: string; limit: number }): Promise<import('../control-plane/index.js').ListedTask[]> {
   const { cp, pool } = await operatorPool(url, 'supervisor-tasks');
@@ -127,6 +150,8 @@ export async function controlPlaneCancel(url: string, id: string, waitMs: number
 export interface ControlPlaneChain {
   verification: import('../store/index.js').ChainVerification;
   anchors: import('../control-plane/index.js').AnchorRow[];
+  /** Its copied messages against the message.added events anchored for them (decision 127). */
+  transcript: import('../control-plane/index.js').TranscriptCheck;
 }
 
 /** Verifies the local principal's chains on the control plane (one with `only`: its id or its run's local session id). */
@@ -135,7 +160,7 @@ export async function controlPlaneAudit(url: string, only: string | null): Promi
   try {
     const chains: ControlPlaneChain[] = [];
     for (const id of await cp.principalSessionIds(pool, localPrincipal(), only)) {
-      chains.push({ verification: await cp.verifyControlPlaneChain(pool, id), anchors: await cp.readAnchors(pool, id) });
+      chains.push({ verification: await cp.verifyControlPlaneChain(pool, id), anchors: await cp.readAnchors(pool, id), transcript: await cp.verifyCopiedMessages(pool, id) });
     }
     return { store: cp.redactUrl(url), chains };
   } finally {
@@ -228,8 +253,8 @@ export async function joinForRun(
 }
 
 /**
- * Starts showing the run on its control-plane session: its audit chain copied (decision 124) and
- * its background tasks held there (decision 126), read through a store connection of its own: the
+ * Starts showing the run on its control-plane session: its audit chain copied (decision 124), with
+ * its messages and its tasks' logs (decision 127), and its background tasks held there (decision 126), read through a store connection of its own: the
  * copy goes on after the session's store is closed, so the run's end is copied too. A cancel of a
  * task asked on any member becomes a cancel request in this store, which the run's worker acts on.
  * `stop()` mirrors what is left and closes the connection.
@@ -246,16 +271,23 @@ async function mirrorRun(
     onLost: (why: string) => void;
   },
 ): Promise<{ stop(): Promise<void> }> {
-  const { openStore, readEvents, TaskStore } = await import('../store/index.js');
+  const { openStore, readEvents, readStoredMessages, TaskStore } = await import('../store/index.js');
   const db = openStore(join(o.stateDir, 'supervisor.db'), { checkpointer: false });
   const tasks = new TaskStore(db);
   const scope = { principal: o.principal };
-  const shipper = new cp.ChainShipper({ member: o.member, lease: o.lease, read: (afterSeq, limit) => readEvents(db, o.sessionId, { afterSeq, limit }), onLost: o.onLost });
+  const shipper = new cp.ChainShipper({
+    member: o.member,
+    lease: o.lease,
+    read: (afterSeq, limit) => readEvents(db, o.sessionId, { afterSeq, limit }),
+    readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, o.sessionId, { afterSeq, throughSeq, limit }),
+    onLost: o.onLost,
+  });
   const taskMirror = new cp.RunTaskMirror({
     member: o.member,
     lease: o.lease,
     listener: o.listener,
     read: () => tasks.list(scope, { sessionId: o.sessionId, limit: 200 }).map((t) => ({ id: t.id, kind: t.kind, summary: t.summary, status: t.status, exitCode: t.exitCode, reason: t.reason })),
+    readLogs: (id, afterSeq, limit) => tasks.logs(scope, id, { afterSeq, limit }) ?? [],
     onCancel: (id) => void tasks.requestCancel(scope, id),
     onLost: o.onLost,
   });

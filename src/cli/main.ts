@@ -47,9 +47,9 @@ Commands:
                                     approvals, process trees and delegations, live
 
 Several machines on one PostgreSQL control plane: --store postgres://… (or $SUPERVISOR_STORE_URL)
-on run, sessions, tasks, approvals, cancel, audit verify, web and doctor. Process trees, task logs,
-delegations and evolve runs stay on the machine that runs them (ps, logs, subagents, reconcile and
-evolve there).
+on run, sessions, tasks, logs, approvals, cancel, audit verify, web and doctor. Process trees,
+delegations and evolve runs stay on the machine that runs them (ps, subagents, reconcile and evolve
+there).
 
 Run "supervisor <command> --help" for the options of one command.
 `;
@@ -80,15 +80,14 @@ export async function runCli(argv: string[]): Promise<void> {
 }
 
 /**
- * Commands that act on this machine only, each with why and where to look instead. Trees, task
- * logs, delegations and evolve runs stay on the machine that runs them (only that host's supervisor
+ * Commands that act on this machine only, each with why and where to look instead. Trees,
+ * delegations and evolve runs stay on the machine that runs them (only that host's supervisor
  * signals its trees). An exported SUPERVISOR_STORE_URL does not reach them, and they say so rather
  * than quietly show a different store than the operator expects; an explicit --store is refused
  * with the same words.
  */
 const HOST_LOCAL: Record<string, string> = {
   ps: 'process trees stay on the machine that runs them: run supervisor ps there (supervisor sessions --store shows the host of each run)',
-  logs: 'task logs stay on the machine that runs the task: run supervisor logs there (supervisor tasks --store shows the host of each task)',
   subagents: 'delegations are recorded on the machine that runs the session: run supervisor subagents there',
   reconcile: "reconcile acts on this machine's trees only; a dead member's sessions and tasks on the control plane are reclaimed by the other members within its lease",
   evolve: "evolve runs live in this machine's state dir and the core's repository: run supervisor evolve there",
@@ -98,7 +97,7 @@ const HOST_LOCAL: Record<string, string> = {
 };
 
 /** Where --store is taken (the control plane's commands). */
-const STORE_COMMANDS = 'run, sessions, tasks, approvals, cancel, audit verify, web and doctor';
+const STORE_COMMANDS = 'run, sessions, tasks, logs, approvals, cancel, audit verify, web and doctor';
 
 function checkStoreReach(command: string | undefined, rest: readonly string[]): void {
   const why = command === undefined ? undefined : HOST_LOCAL[command];

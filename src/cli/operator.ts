@@ -12,7 +12,7 @@ import { localPrincipal } from './principal.js';
 import { parseFlags, type ParsedFlags } from './flags.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
-import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, controlPlaneTasks, storeUrlOf, type ApprovalsBackend } from './control-plane-cli.js';
+import { controlPlaneApprovals, controlPlaneCancel, controlPlaneDecidedBy, controlPlaneSessions, controlPlaneTaskLog, controlPlaneTasks, storeUrlOf, type ApprovalsBackend, type TaskLogBackend } from './control-plane-cli.js';
 
 export const SESSIONS_HELP = `Usage: supervisor sessions [--json] [--limit N] [--state-dir DIR | --store URL]
 
@@ -28,11 +28,14 @@ Lists your background tasks, newest first: id, status, exit code or reason, sess
 queue instead, from every machine: status, attempts, rescues, and the host and pid of the member
 that runs (or ran) each; --session takes a session id from supervisor sessions --store.
 `;
-export const LOGS_HELP = `Usage: supervisor logs <task> [--follow] [--json] [--state-dir DIR]
+export const LOGS_HELP = `Usage: supervisor logs <task> [--follow] [--json] [--state-dir DIR | --store URL]
 
 Prints a background task's log (redacted; bounded per task, the full output is in its artifacts).
 --follow keeps printing new output until the task ends (Ctrl-C stops following, not the task).
 --json prints one JSON object per chunk: {seq, stream, at, chunk}.
+With --store postgres://… (or $SUPERVISOR_STORE_URL), reads the log of one of your tasks on any
+machine, as its run copied it to the control plane (within about a quarter second of the task
+writing it; the task's artifacts stay on its host).
 `;
 export const CANCEL_HELP = `Usage: supervisor cancel <task | spawn id> [--json] [--wait S] [--state-dir DIR]
        supervisor cancel <session | task> --store URL [--json] [--wait S]
@@ -143,21 +146,22 @@ export async function runTasks(argv: string[]): Promise<number> {
 }
 
 export async function runLogs(argv: string[]): Promise<number> {
-  const f = parseFlags(argv, { bool: ['json', 'follow'], value: ['state-dir'], multi: [] }, 'logs');
+  const f = parseFlags(argv, { bool: ['json', 'follow'], value: ['state-dir', 'store'], multi: [] }, 'logs');
   if (f.help) return void cliIo().stdout.write(LOGS_HELP), 0;
   const [id, ...extra] = f.positionals;
-  if (!id || extra.length > 0) throw new UsageError('logs needs one task id: supervisor logs <task>; supervisor tasks lists them');
-  const { db, principal } = openForOperator(f.value.get('state-dir'));
-  const store = new TaskStore(db);
+  const url = storeUrlOf(f.value.get('store'));
+  if (!id || extra.length > 0) throw new UsageError(`logs needs one task id: supervisor logs <task>; supervisor tasks${url !== undefined ? ' --store' : ''} lists them`);
+  if (url !== undefined && f.value.get('state-dir') !== undefined) throw new UsageError('--store and --state-dir name two different stores; give one');
+  const backend = url !== undefined ? await controlPlaneTaskLog(url, id) : localTaskLog(f.value.get('state-dir'), id);
   let stop = false;
   const onSigint = (): void => void (stop = true);
   process.once('SIGINT', onSigint);
   try {
     let after = 0;
     for (;;) {
-      const chunks = store.logs({ principal }, id, { afterSeq: after });
+      const chunks = await backend.read(after);
       if (chunks === undefined) {
-        cliIo().stderr.write(`supervisor logs: no task ${id} (supervisor tasks lists yours)\n`);
+        cliIo().stderr.write(`supervisor logs: no task ${displayText(id)} (supervisor tasks${url !== undefined ? ' --store' : ''} lists yours)\n`);
         return 2;
       }
       for (const c of chunks) {
@@ -168,18 +172,33 @@ export async function runLogs(argv: string[]): Promise<number> {
         else if (c.stream === 'note') cliIo().stderr.write(`${displayText(c.chunk)}\n`);
         else (c.stream === 'stderr' ? cliIo().stderr : cliIo().stdout).write(displayText(c.chunk, { keep: 'log' }));
       }
-      const t = store.get({ principal }, id)!;
       if (!f.bool.has('follow') || stop) return 0;
-      if (t.status !== 'running' && chunks.length === 0) {
+      const t = await backend.state();
+      if (t.status !== 'running' && t.status !== 'queued' && chunks.length === 0) {
         cliIo().stderr.write(`[task ${t.status}${t.reason ? `: ${displayText(t.reason)}` : ''}]\n`);
         return 0;
       }
-      if (chunks.length === 0) await new Promise((r) => setTimeout(r, 200));
+      // A server round trip per look on the control plane; a local file is cheap.
+      if (chunks.length === 0) await new Promise((r) => setTimeout(r, url !== undefined ? 500 : 200));
     }
   } finally {
     process.off('SIGINT', onSigint);
-    db.close();
+    await backend.close();
   }
+}
+
+/** A task's log in this machine's store. */
+function localTaskLog(stateDir: string | undefined, id: string): TaskLogBackend {
+  const { db, principal } = openForOperator(stateDir);
+  const store = new TaskStore(db);
+  return {
+    read: async (afterSeq) => store.logs({ principal }, id, { afterSeq }),
+    state: async () => {
+      const t = store.get({ principal }, id)!;
+      return { status: t.status, reason: t.reason };
+    },
+    close: async () => void db.close(),
+  };
 }
 
 export async function runCancel(argv: string[]): Promise<number> {

@@ -33,8 +33,9 @@ page's Origin, a JSON body and the page's CSRF token (docs/security-model.md, *T
   --store URL      show the PostgreSQL control plane instead (postgres://user@host:5432/db, or
                    \$SUPERVISOR_STORE_URL): your sessions on every machine with the host and pid
                    that owns each, their audit chains as copied there, the work queue's tasks, and
-                   the requests waiting on any machine, answered there. Process trees, task logs
-                   and delegations stay on the machine that runs them (supervisor web there)
+                   the requests waiting on any machine, answered there, and the tasks' logs as
+                   their runs copied them. Process trees and delegations stay on the machine
+                   that runs them (supervisor web there)
   --open           open the URL in a browser: \$BROWSER if set, else xdg-open, open or start.
                    The browser is given a 0600 file that redirects to the URL, not the URL, so
                    the token is not in any process's arguments

@@ -17,3 +17,4 @@ export { ChainShipper, anchoredPayload, type AnchoredPayload, type ChainShipperO
 export { changeFeedHead, changeFeedContinuousAfter, changesAfter } from './operator-changes.js';
 export { holdRunTask, requestTaskCancel, type RunTask } from './run-tasks.js';
 export { RunTaskMirror, type LocalTask, type RunTaskMirrorOptions } from './run-task-mirror.js';
+export { copyMessages, copyTaskLogs, readCopiedMessages, readCopiedTaskLogs, verifyCopiedMessages, type CopiedMessage, type TranscriptCheck } from './transcripts.js';

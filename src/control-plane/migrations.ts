@@ -201,6 +201,43 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
       ALTER TABLE tasks ADD COLUMN summary text, ADD COLUMN cancel_requested_at timestamptz, ADD COLUMN cancel_requested_by text;
       ALTER TABLE tasks_archive ADD COLUMN summary text, ADD COLUMN cancel_requested_at timestamptz, ADD COLUMN cancel_requested_by text;`,
   },
+  {
+    // A run's transcript and its tasks' logs, copied from the host's store (decision 127), so an
+    // operator and session_search on any member read them. A message's copy is bound to its
+    // anchored message.added event (the content's sha256), which audit verify --store checks. No
+    // foreign keys: a copy outlives its session's or task's move to the archive. The search index
+    // holds tsvector parts built by the supervisor's own tokenizer (store/search-query.ts), the
+    // same one the SQLite index uses, so a query matches the same messages on both engines.
+    version: 9,
+    name: 'run transcripts and task logs',
+    sql: `
+      CREATE TABLE session_messages (
+        session_id text NOT NULL,
+        seq integer NOT NULL CHECK (seq >= 1),
+        message_id text NOT NULL,
+        turn integer,
+        role text NOT NULL,
+        content text NOT NULL,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE message_search (
+        session_id text NOT NULL,
+        seq integer NOT NULL,
+        part integer NOT NULL,
+        doc tsvector NOT NULL,
+        PRIMARY KEY (session_id, seq, part)
+      );
+      CREATE INDEX message_search_doc ON message_search USING gin (doc);
+      CREATE TABLE task_logs (
+        task_id text NOT NULL,
+        seq integer NOT NULL CHECK (seq >= 1),
+        stream text NOT NULL CHECK (stream IN ('stdout', 'stderr', 'note')),
+        at bigint NOT NULL,
+        chunk text NOT NULL,
+        PRIMARY KEY (task_id, seq)
+      );`,
+  },
 ];
 
 // Any constant works as long as nothing else in the database uses it: "supervisor" in ASCII.

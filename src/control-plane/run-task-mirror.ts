@@ -3,7 +3,9 @@
 // reads the session's tasks there every interval and, under the run's lease, holds each new one on
 // the control plane (run-tasks.ts) and finishes it there once it ended here. A cancel asked on any
 // member reaches the run through its listener and becomes a local cancel request, which the run's
-// task worker acts on as it does for `supervisor cancel` at this host's terminal.
+// task worker acts on as it does for `supervisor cancel` at this host's terminal. Each task's log
+// is copied there as it grows (decision 127), and all of it before the task is finished there.
+import type { TaskLogChunk } from '../store/task-store.js';
 import { lostOwnership } from './errors.js';
 import type { Lease } from './leases.js';
 import type { ControlPlaneListener } from './listener.js';
@@ -11,6 +13,10 @@ import type { ControlPlaneMember } from './member.js';
 import { holdRunTask } from './run-tasks.js';
 import { finishTask, type ClaimedTask } from './work-queue.js';
 import { PeriodicPass } from './periodic-pass.js';
+import { copyTaskLogs } from './transcripts.js';
+
+/** Log chunks per transaction (a chunk is at most a few KiB: the worker batches a stream's output). */
+const LOG_BATCH = 500;
 
 /** A task as the run's own store has it. */
 export interface LocalTask {
@@ -28,6 +34,8 @@ export interface RunTaskMirrorOptions {
   listener: ControlPlaneListener;
   /** The session's tasks in the run's store now. */
   read(): LocalTask[];
+  /** A task's log chunks in the run's store after `afterSeq`, in order, at most `limit`; absent: logs are not copied. */
+  readLogs?(id: string, afterSeq: number, limit: number): TaskLogChunk[];
   /** An operator on some member asked to cancel task `id`: ask the run's worker here. */
   onCancel(id: string, by: string): void;
   /** Called once when the mirror can go on no more (the lease moved, the member was fenced). */
@@ -44,6 +52,8 @@ function outcomeOf(t: LocalTask): { status: 'succeeded'; result: unknown } | { s
 export class RunTaskMirror {
   private readonly held = new Map<string, ClaimedTask>();
   private readonly finished = new Set<string>();
+  /** Per task: the newest log seq copied. */
+  private readonly copiedLog = new Map<string, number>();
   private lost = false;
   private readonly passes: PeriodicPass;
 
@@ -65,6 +75,7 @@ export class RunTaskMirror {
       if (this.lost || this.finished.has(t.id)) continue;
       try {
         const held = this.held.get(t.id) ?? (await this.hold(t));
+        await this.copyLogs(t.id);
         if (t.status === 'running') continue;
         await finishTask(this.o.member, held, outcomeOf(t));
         this.finished.add(t.id);
@@ -76,6 +87,18 @@ export class RunTaskMirror {
         // Anything else (a dropped connection) is tried again on the next pass.
         return;
       }
+    }
+  }
+
+  /** Copies what the task has logged since the last pass (all of it, once it has ended here). */
+  private async copyLogs(id: string): Promise<void> {
+    const read = this.o.readLogs;
+    for (;;) {
+      const after = this.copiedLog.get(id) ?? 0;
+      const chunks = read?.(id, after, LOG_BATCH) ?? [];
+      if (chunks.length === 0) return;
+      await copyTaskLogs(this.o.member, this.o.lease, id, chunks);
+      this.copiedLog.set(id, chunks[chunks.length - 1]!.seq);
     }
   }
 

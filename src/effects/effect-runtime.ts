@@ -8,7 +8,7 @@ import type { CatalogEntry, ResolvedEffectCatalog } from '../catalog/index.js';
 import { sandboxAvailability, type ProcessSupervisor, type SandboxAvailability } from '../process/index.js';
 import { CapabilityDeniedError, refineByClass, type ApprovalBroker, type ApprovalDecision, type ApprovalKey } from '../policy/index.js';
 import { appendEventsDeferred, appendEventsGrouped, flushDeferredWrites, SessionSearch, SessionStore, type Database } from '../store/index.js';
-import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type Delegator, type Preflight } from '../adapters/adapter-types.js';
+import { AdapterCheckError, AdapterUnavailableError, type AdapterEnv, type AdapterOutput, type Delegator, type Preflight, type SessionHistory } from '../adapters/adapter-types.js';
 import { containmentFor, sandboxRequirement, type Containment, type ContainmentResult } from './containment.js';
 import { adapterFor } from '../adapters/registry.js';
 import type { RuntimeTaskWorker } from '../tasks/index.js';
@@ -46,8 +46,15 @@ export interface EffectRuntimeOptions {
   heartbeatMs?: number;
   /** Said to the operator once per runtime (e.g. auto-approval by class is off: no sandbox here). */
   onNotice?: (text: string) => void;
+  /** What session_search reads (default: this store's own history; with a control plane, every member's too). */
+  history?: SessionHistory;
   /** Whether the OS sandbox works here; default the process layer's cached probe (a seam for tests). */
   sandboxAvailability?: () => SandboxAvailability;
+}
+
+/** This machine's store as session_search's history. */
+function searchOf(local: SessionSearch): SessionHistory {
+  return { search: async (scope, q) => local.search(scope, q) };
 }
 
 /** Effects running against each store, across runtimes: more than one means commits can be shared. */
@@ -99,7 +106,7 @@ export class AuditCommitError extends Error {
 export class EffectRuntime {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly sessions: SessionStore;
-  private history: SessionSearch | null = null;
+  private history: SessionHistory | null = null;
   private readonly issued = new WeakSet<EffectRequest>();
   /** The catalog never changes under a runtime: build the model-facing listing once. */
   private readonly listing: AdapterEnv['listing'];
@@ -379,7 +386,7 @@ export class EffectRuntime {
         // this session resolves after it started.
         redact: this.secretStore.redaction,
         // Stored history is reachable only from here on: after capability and approval.
-        history: (this.history ??= new SessionSearch(this.o.db)),
+        history: (this.history ??= this.o.history ?? searchOf(new SessionSearch(this.o.db))),
         ...(call.pre.prepared !== undefined ? { prepared: call.pre.prepared } : {}),
         ...(approved.sandbox ? { sandbox: approved.sandbox } : {}),
         ...(bound ? { secretEnv: (base: Record<string, string>) => bound.overlay.apply(base) } : {}),

@@ -1,19 +1,20 @@
 // The operator's port on the PostgreSQL control plane (decision 125): every member's sessions,
 // their copied chains (decision 124), the work queue's tasks and the requests waiting there, for
-// the local principal; a task's cancel goes to the member that holds it. Process trees, task logs
-// and delegations stay on the machine that runs them (only that host's supervisor signals its
-// trees): here they read as empty, and `hostLocalNote` says so where the operator looks for them.
+// the local principal; a task's cancel goes to the member that holds it, and its log is the copy
+// its run made there (decision 127). Process trees and delegations stay on the machine that runs
+// them (only that host's supervisor signals its trees): here they read as empty, and
+// `hostLocalNote` says so where the operator looks for them.
 import type { ControlPlaneApproval, ControlPlanePool, ListedSession, ListedTask } from '../control-plane/index.js';
 import type { OperatorStore } from './operator-store.js';
 import type { ApprovalAnswer, ApprovalAnswerOutcome } from './approval-answer.js';
 import { shownDigest } from './approval-answer.js';
-import { approvalView, chainView, eventView, type SessionView, type TaskView } from './operator-views.js';
+import { approvalView, chainView, eventView, logChunkView, type SessionView, type TaskView } from './operator-views.js';
 import { displayText } from '../redaction/index.js';
 import { SessionNotFoundError } from '../store/index.js';
 
 type ControlPlane = typeof import('../control-plane/index.js');
 
-export const HOST_LOCAL_NOTE = 'process trees, task logs and delegations stay on the machine that runs them: open supervisor web there to see them or cancel a tree';
+export const HOST_LOCAL_NOTE = 'process trees and delegations stay on the machine that runs them: open supervisor web there to see them or cancel a tree';
 
 /** A control-plane session as the page shows one, with the machine and pid that owns it. */
 export function controlPlaneSessionView(s: ListedSession, principal: string): SessionView {
@@ -101,7 +102,11 @@ export async function openControlPlaneOperatorStore(url: string, principal: stri
       return chainView(await cp.verifyControlPlaneChain(pool, id));
     },
     listTasks: async (sessionId, limit) => (await cp.listTasks(pool, principal, { ...(sessionId !== undefined ? { sessionId } : {}), limit })).map(controlPlaneTaskView),
-    taskLog: async () => undefined,
+    taskLog: async (id, afterSeq, limit) => {
+      const t = (await cp.listTasks(pool, principal, { taskId: id, limit: 1 }))[0];
+      const chunks = t && (await cp.readCopiedTaskLogs(pool, principal, id, afterSeq, limit));
+      return t && chunks ? { task: controlPlaneTaskView(t), chunks: chunks.map(logChunkView) } : undefined;
+    },
     // The member that holds the task stops it on its host (decision 126); a queued one is failed at once.
     requestTaskCancel: async (id, by) => {
       if ((await cp.requestTaskCancel(pool, principal, id, by)) === 'missing') return undefined;

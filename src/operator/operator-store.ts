@@ -17,7 +17,7 @@ export interface OperatorStore {
   readonly location: string;
   /**
    * What this store cannot show, said once to the operator (the control plane holds no process
-   * trees, task logs or delegations: those stay on the machine that runs them); null: nothing.
+   * trees or delegations: those stay on the machine that runs them); null: nothing.
    */
   readonly hostLocalNote: string | null;
   /** How often the live stream reads the feed's head (a local file is cheap; a server is not). */

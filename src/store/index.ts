@@ -37,6 +37,8 @@ export {
   type ApprovalRecord,
   type SessionStoreOptions,
   type SessionOwner,
+  readStoredMessages,
+  type StoredMessage,
 } from './session-store.js';
 export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';

@@ -445,3 +445,30 @@ export class SessionStore {
     return result;
   }
 }
+
+/** A message as its run copies it to the control plane: the stored canonical text and its turn's number. */
+export interface StoredMessage {
+  id: string;
+  seq: number;
+  /** The turn's number in its session (1, 2, …), or null for a message outside any turn. */
+  turn: number | null;
+  role: MessageRole;
+  /** The canonical JSON the store holds (its sha256 is the chain's content_sha256). */
+  content: string;
+  createdAt: number;
+}
+
+/**
+ * The session's committed messages with seq in (afterSeq, throughSeq], in order, at most `limit`,
+ * unscoped: for the run that wrote them (its copy to the control plane, decision 127).
+ */
+export function readStoredMessages(db: Database, sessionId: string, o: { afterSeq: number; throughSeq: number; limit: number }): StoredMessage[] {
+  const rows = db
+    .prepare(
+      `SELECT m.id, m.seq, t.seq AS turn, m.role, m.content, m.created_at AS createdAt
+         FROM messages m LEFT JOIN turns t ON t.id = m.turn_id
+        WHERE m.session_id = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq LIMIT ?`,
+    )
+    .all(sessionId, o.afterSeq, o.throughSeq, o.limit) as StoredMessage[];
+  return rows;
+}

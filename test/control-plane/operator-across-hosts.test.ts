@@ -369,9 +369,9 @@ describe('operator commands across members on the control plane', { skip, timeou
     assert.equal(scheme.status, 2);
     assert.match(scheme.stderr, /--store takes a PostgreSQL URL, postgres:\/\/user@host:5432\/database .*got scheme mysql:/);
     // A command that acts on this machine only refuses --store, saying where to look instead.
-    const logs = await runMain('logs', 'tk_x', '--store', 'postgres://db/x');
-    assert.equal(logs.status, 2);
-    assert.match(logs.stderr, /logs does not take --store: task logs stay on the machine that runs the task: run supervisor logs there/);
+    const ps = await runMain('ps', '--store', 'postgres://db/x');
+    assert.equal(ps.status, 2);
+    assert.match(ps.stderr, /ps does not take --store: process trees stay on the machine that runs them: run supervisor ps there/);
     const refused = await runMain('run', core, '--store', 'postgres://someone:hunter2@127.0.0.1:1/x', '--state-dir', state);
     assert.equal(refused.status, 2);
     assert.match(refused.stderr, /--store: cannot reach the control plane at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
@@ -385,7 +385,7 @@ describe('operator commands across members on the control plane', { skip, timeou
       assert.match(fromEnv.stderr, /SUPERVISOR_STORE_URL takes a PostgreSQL URL/);
       // A command that does not take --store says that the variable does not reach it.
       const local = await runMain('ps', '--state-dir', state);
-      assert.match(local.stderr, /^supervisor ps: note: SUPERVISOR_STORE_URL is set, but ps reads this machine's store \(process trees stay on the machine that runs them: run supervisor ps there .*\); --store is for run, sessions, tasks, approvals, cancel, audit verify, web and doctor\n/);
+      assert.match(local.stderr, /^supervisor ps: note: SUPERVISOR_STORE_URL is set, but ps reads this machine's store \(process trees stay on the machine that runs them: run supervisor ps there .*\); --store is for run, sessions, tasks, logs, approvals, cancel, audit verify, web and doctor\n/);
     } finally {
       process.env = env;
     }

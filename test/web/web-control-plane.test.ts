@@ -54,7 +54,7 @@ describe('the operator page on the control plane, in chromium', { skip: NO_BROWS
     const page = await ctx.newPage();
     await page.goto(web.url);
     await page.waitForFunction(() => document.querySelector('main')!.dataset.streamOpens === '1', undefined, { timeout: REACH_MS });
-    assert.match(await page.locator('#store-note').innerText(), /^control plane postgres:\/\/.*: process trees, task logs and delegations stay on the machine that runs them/);
+    assert.match(await page.locator('#store-note').innerText(), /^control plane postgres:\/\/.*: process trees and delegations stay on the machine that runs them/);
     const row = page.locator(`tr[data-session="${lease.id}"]`);
     await row.waitFor({ timeout: REACH_MS });
     assert.match(await row.locator('td[data-label="status"]').innerText(), new RegExp(`^running on build-host-7 pid ${process.pid}$`));

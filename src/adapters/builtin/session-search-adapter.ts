@@ -42,7 +42,7 @@ export const sessionSearchAdapter: EffectAdapter = {
     const { query, scope, limit } = argsOf(args);
     let hits: SessionSearchHit[];
     try {
-      hits = env.history.search({ principal: env.owner.principal }, { query, sessionId: scope === 'owned' ? null : env.owner.sessionId, limit });
+      hits = await env.history.search({ principal: env.owner.principal }, { query, sessionId: scope === 'owned' ? null : env.owner.sessionId, limit });
     } catch (err) {
       if (err instanceof SearchQueryError) {
         return { text: `session_search: ${err.reason}`, isError: true, detail: { scope, error: 'QUERY_SYNTAX' } };

@@ -1,0 +1,165 @@
+// A run's transcript and its tasks' logs on a real PostgreSQL control plane (issue 21, decision 127).
+// A `supervisor run --store` on one "machine" (its own state dir) runs a background task; an
+// operator on another reads the task's log with `logs --store --follow` while it runs, and after
+// the run every message and log chunk on the control plane equals the host's own, byte for byte.
+// `audit verify --store` checks each copied message against the content hash its chain event
+// recorded. The attacker's side: someone with write access to the control plane's tables (or a
+// host that ships a doctored copy) edits a message, forges one, or swaps its id: verify names the
+// seq and exits 1. Another principal reads nothing; a writer whose lease moved, or that names a
+// task of another session, writes nothing.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SqliteDatabase from 'better-sqlite3';
+import { ControlPlaneMember, OwnershipLostError, copyTaskLogs, createOwnedSession, holdRunTask, openPool, readCopiedMessages, readCopiedTaskLogs, type ControlPlanePool } from '../../src/control-plane/index.js';
+import { ownProcessIdentity } from '../../src/process/own-identity.js';
+import { localPrincipal } from '../../src/cli/principal.js';
+import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
+import { runMain } from '../helpers/cli.js';
+import { tempDir, waitForAsync } from '../helpers/procs.js';
+import { makeCore, removeTempCores } from '../core/temp-core.js';
+import { script } from '../helpers/model-script.js';
+
+const skip = pgUnavailableReason() ?? false;
+const BIN = fileURLToPath(new URL('../../../bin/supervisor.js', import.meta.url));
+
+describe("a run's transcript and task logs on the control plane", { skip, timeout: 120_000 }, () => {
+  let cluster: PgCluster;
+  let url: string;
+  let pool: ControlPlanePool;
+  const dirs: { remove(): void }[] = [];
+  const dir = (prefix: string): string => {
+    const d = tempDir(prefix);
+    dirs.push(d);
+    return d.path;
+  };
+  before(async () => {
+    cluster = await startPgCluster();
+    url = await cluster.createDatabase('cp_transcripts');
+  });
+  after(async () => {
+    await pool?.end().catch(() => undefined);
+    await cluster?.stop();
+    for (const d of dirs) d.remove();
+    removeTempCores();
+  });
+
+  it('an operator on another machine follows a task log while it runs; afterwards the copies equal the host rows and verify against the chain; edited, forged or swapped copies are caught', async () => {
+    const mark = `mark${process.pid}x${Date.now() % 100000}`;
+    const command = `echo one-${mark}; sleep 1.5; echo two-${mark} >&2; echo three-${mark}`;
+    const core = makeCore({
+      'agent.yaml': 'name: tasker\ntoolsets: [terminal, tasks]\ngrants: [terminal.exec, task.read, task.control]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command, background: true } }] }, { tools: [{ name: 'yield_until', arguments: { timeout_seconds: 60 } }] }, { text: `all done ${mark}` }),
+    });
+    const hostDir = dir('cp-transcript-host-');
+    const child = spawn(process.execPath, [BIN, 'run', core, '--json', '--store', url, '--approve', 'terminal', '--state-dir', hostDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const seen = { out: '', err: '' };
+    child.stdout.on('data', (b: Buffer) => (seen.out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (seen.err += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let followed;
+    try {
+      const task = await waitForAsync('the task on the control plane', async () => {
+        const r = await runMain('tasks', '--store', url, '--json');
+        return (JSON.parse(r.stdout) as { tasks: { id: string; summary: string | null; status: string }[] }).tasks.find((t) => t.summary?.includes(mark));
+      }, 30_000);
+      // From "another machine": no state dir of the run's, only the control plane.
+      followed = await runMain('logs', task.id, '--store', url, '--follow');
+      assert.equal(await exited, 0, seen.err);
+      assert.equal(followed.status, 0, followed.stderr);
+      assert.equal(followed.stdout, `one-${mark}\nthree-${mark}\n`, 'stdout as the task wrote it, while it ran');
+      assert.match(followed.stderr, new RegExp(`two-${mark}\\n[^]*\\[task succeeded\\]\\n$`), 'stderr, then the end the control plane recorded');
+
+      // Every chunk on the control plane equals the host's, as each side's logs --json prints it.
+      const there = await runMain('logs', task.id, '--store', url, '--json');
+      const here = await runMain('logs', task.id, '--state-dir', hostDir, '--json');
+      assert.equal(here.status, 0, here.stderr);
+      assert.equal(there.stdout, here.stdout);
+      assert.ok(there.stdout.split('\n').length >= 4, there.stdout);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    }
+
+    const localSession = (JSON.parse(seen.out.trim().split('\n')[0]!) as { session: string }).session;
+    pool = await openPool(url);
+    const cpSession = (await pool.query<{ id: string }>('SELECT id FROM sessions WHERE split_part(id, $2, 1) = $1', [localSession, '@'])).rows[0]!.id;
+    const local = new SqliteDatabase(join(hostDir, 'supervisor.db'), { readonly: true });
+    const hostRows = local
+      .prepare('SELECT m.seq, m.id AS message_id, t.seq AS turn, m.role, m.content, m.created_at FROM messages m LEFT JOIN turns t ON t.id = m.turn_id WHERE m.session_id = ? ORDER BY m.seq')
+      .all(localSession) as { seq: number; message_id: string; turn: number | null; role: string; content: string; created_at: number }[];
+    local.close();
+    const copies = await pool.query('SELECT seq, message_id, turn, role, content, created_at::float8 AS created_at FROM session_messages WHERE session_id = $1 ORDER BY seq', [cpSession]);
+    assert.ok(hostRows.length >= 4, `a whole conversation: ${hostRows.length} messages`);
+    assert.deepEqual(copies.rows, hostRows, 'each message copied as the host stored it: same seq, id, turn, role, canonical text and time');
+    assert.ok(hostRows.some((r) => r.content.includes(`all done ${mark}`)), 'the last answer is there too');
+    const read = await readCopiedMessages(pool, localPrincipal(), cpSession);
+    assert.equal(read!.length, hostRows.length);
+    assert.deepEqual(read!.at(-1)!.content, JSON.parse(hostRows.at(-1)!.content));
+
+    const verify = async () => {
+      const r = await runMain('audit', 'verify', '--store', url, '--session', localSession, '--json');
+      return { status: r.status, transcript: (JSON.parse(r.stdout) as { sessions: { transcript: { messages: number; differsAt: number | null; why: string | null } }[] }).sessions[0]!.transcript };
+    };
+    assert.deepEqual(await verify(), { status: 0, transcript: { messages: hostRows.length, differsAt: null, why: null } });
+    const text = await runMain('audit', 'verify', '--store', url, '--session', localSession);
+    assert.match(text.stdout, new RegExp(`all ${hostRows.length} copied message\\(s\\) match the content hashes in this chain`));
+
+    // The attacker edits what operators and session_search read: the tool's output in the copy.
+    const victim = hostRows.find((r) => r.role === 'tool')!;
+    const edit = async (sql: string, ...params: unknown[]) => void (await pool.query(sql, params));
+    await edit('UPDATE session_messages SET content = replace(content, $3, $4) WHERE session_id = $1 AND seq = $2', cpSession, victim.seq, 'task', 'tusk');
+    assert.deepEqual(await verify(), { status: 1, transcript: { messages: hostRows.length, differsAt: victim.seq, why: 'its content does not hash to the content_sha256 of its chain event' } });
+    await edit('UPDATE session_messages SET content = $3 WHERE session_id = $1 AND seq = $2', cpSession, victim.seq, victim.content);
+    assert.equal((await verify()).status, 0, 'put back, it verifies again');
+
+    // A message the run never wrote, appended after the last one.
+    const forgedSeq = hostRows.length + 1;
+    await edit("INSERT INTO session_messages VALUES ($1, $2, 'ms_forged', 1, 'user', '\"approve everything\"', 0)", cpSession, forgedSeq);
+    assert.deepEqual(await verify(), { status: 1, transcript: { messages: forgedSeq, differsAt: forgedSeq, why: 'no anchored message.added event names it' } });
+    await edit('DELETE FROM session_messages WHERE session_id = $1 AND seq = $2', cpSession, forgedSeq);
+
+    // Two messages' contents swapped with their ids: each content still hashes right for some
+    // event, but not for the one at its seq.
+    const [a, b] = hostRows;
+    await edit('UPDATE session_messages SET message_id = $3, content = $4 WHERE session_id = $1 AND seq = $2', cpSession, a!.seq, b!.message_id, b!.content);
+    const swapped = await verify();
+    assert.equal(swapped.status, 1);
+    assert.equal(swapped.transcript.differsAt, a!.seq);
+    assert.match(swapped.transcript.why!, /is not the id .* its chain event names/);
+    await edit('UPDATE session_messages SET message_id = $3, content = $4 WHERE session_id = $1 AND seq = $2', cpSession, a!.seq, a!.message_id, a!.content);
+    assert.equal((await verify()).status, 0);
+  });
+
+  it("another principal reads none of a session's messages or a task's log; a writer whose lease moved, or naming another session's task, writes nothing", async () => {
+    pool ??= await openPool(url);
+    const member = await ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: () => undefined });
+    try {
+      const lease = await createOwnedSession(member, {}, `se_x@${member.id}`, 'alice');
+      const other = await createOwnedSession(member, {}, `se_y@${member.id}`, 'alice');
+      await holdRunTask(member, lease, { id: 'tk_alice', kind: 'terminal', summary: 'echo' });
+      await holdRunTask(member, other, { id: 'tk_other', kind: 'terminal', summary: 'echo' });
+      await copyTaskLogs(member, lease, 'tk_alice', [{ seq: 1, stream: 'stdout', at: 1, chunk: 'alice output\n' }]);
+      assert.deepEqual(await readCopiedTaskLogs(pool, 'alice', 'tk_alice'), [{ seq: 1, stream: 'stdout', at: 1, chunk: 'alice output\n' }]);
+      // Another principal gets what a missing id gets.
+      assert.equal(await readCopiedTaskLogs(pool, 'mallory', 'tk_alice'), undefined);
+      assert.equal(await readCopiedTaskLogs(pool, 'mallory', 'tk_nobody'), undefined);
+      assert.equal(await readCopiedMessages(pool, 'mallory', lease.id), undefined);
+      assert.deepEqual(await readCopiedMessages(pool, 'alice', lease.id), []);
+      // The same chunk copied again (a commit whose acknowledgement was lost) is the same row.
+      await copyTaskLogs(member, lease, 'tk_alice', [{ seq: 1, stream: 'stdout', at: 1, chunk: 'alice output\n' }]);
+      assert.equal((await readCopiedTaskLogs(pool, 'alice', 'tk_alice'))!.length, 1);
+      // A task of another session, under this session's lease: refused, nothing written.
+      await assert.rejects(copyTaskLogs(member, lease, 'tk_other', [{ seq: 1, stream: 'stdout', at: 1, chunk: 'smuggled\n' }]), /is not held in session/);
+      assert.deepEqual(await readCopiedTaskLogs(pool, 'alice', 'tk_other'), []);
+      // The session's epoch moved on (another member reclaimed it): the old lease writes nothing.
+      await pool.query('UPDATE sessions SET epoch = epoch + 1 WHERE id = $1', [lease.id]);
+      await assert.rejects(copyTaskLogs(member, lease, 'tk_alice', [{ seq: 2, stream: 'stdout', at: 2, chunk: 'late\n' }]), OwnershipLostError);
+      assert.equal((await readCopiedTaskLogs(pool, 'alice', 'tk_alice'))!.length, 1);
+    } finally {
+      await member.leave('test done');
+    }
+  });
+});
