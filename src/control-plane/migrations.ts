@@ -207,7 +207,9 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
     // anchored message.added event (the content's sha256), which audit verify --store checks. No
     // foreign keys: a copy outlives its session's or task's move to the archive. The search index
     // holds tsvector parts built by the supervisor's own tokenizer (store/search-query.ts), the
-    // same one the SQLite index uses, so a query matches the same messages on both engines.
+    // same one the SQLite index uses, so a query matches the same messages on both engines. A log
+    // chunk is UTF-8 bytes: a task's output may hold NUL, which a text column refuses (a message's
+    // canonical JSON escapes it).
     version: 9,
     name: 'run transcripts and task logs',
     sql: `
@@ -234,7 +236,7 @@ export const CONTROL_PLANE_MIGRATIONS: readonly ControlPlaneMigration[] = [
         seq integer NOT NULL CHECK (seq >= 1),
         stream text NOT NULL CHECK (stream IN ('stdout', 'stderr', 'note')),
         at bigint NOT NULL,
-        chunk text NOT NULL,
+        chunk bytea NOT NULL,
         PRIMARY KEY (task_id, seq)
       );`,
   },

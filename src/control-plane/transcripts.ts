@@ -62,9 +62,10 @@ export async function copyTaskLogs(member: ControlPlaneMember, lease: Lease, tas
     if (!held.rowCount) throw new Error(`task ${taskId} is not held in session ${lease.id}; its logs were not copied`);
     await c.query(
       `INSERT INTO task_logs (task_id, seq, stream, at, chunk)
-       SELECT $1, x.seq, x.stream, x.at, x.chunk FROM unnest($2::int[], $3::text[], $4::bigint[], $5::text[]) AS x(seq, stream, at, chunk)
+       SELECT $1, x.seq, x.stream, x.at, x.chunk FROM unnest($2::int[], $3::text[], $4::bigint[], $5::bytea[]) AS x(seq, stream, at, chunk)
        ON CONFLICT (task_id, seq) DO NOTHING`,
-      [taskId, chunks.map((x) => x.seq), chunks.map((x) => x.stream), chunks.map((x) => x.at), chunks.map((x) => x.chunk)],
+      // Bytes, not text: a task's output may hold NUL, which PostgreSQL's text refuses.
+      [taskId, chunks.map((x) => x.seq), chunks.map((x) => x.stream), chunks.map((x) => x.at), chunks.map((x) => Buffer.from(x.chunk, 'utf8'))],
     );
   });
 }
@@ -84,7 +85,7 @@ export async function readCopiedMessages(q: Queryable, principal: string, sessio
   return r.rows.map(messageOf);
 }
 
-type LogRow = { seq: number; stream: TaskStream; at: string; chunk: string };
+type LogRow = { seq: number; stream: TaskStream; at: string; chunk: Buffer };
 
 /**
  * The principal's task's copied log after `afterSeq`, in order; undefined: no such task of the
@@ -98,7 +99,7 @@ export async function readCopiedTaskLogs(q: Queryable, principal: string, taskId
   );
   if (!owned.rowCount) return undefined;
   const r = await q.query<LogRow>('SELECT seq, stream, at, chunk FROM task_logs WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [taskId, afterSeq, clampLimit(limit)]);
-  return r.rows.map((x) => ({ seq: x.seq, stream: x.stream, at: Number(x.at), chunk: x.chunk }));
+  return r.rows.map((x) => ({ seq: x.seq, stream: x.stream, at: Number(x.at), chunk: x.chunk.toString('utf8') }));
 }
 
 function clampLimit(limit: number): number {

@@ -1,0 +1,242 @@
+// A session's transcript and a task's log, one suite run once per engine (issue 21): this machine's
+// SQLite store, and the PostgreSQL control plane (a real throwaway cluster) holding what a run
+// copied there (decision 127). On both, a run writes through the host's SessionStore and TaskStore
+// (the writer's checks: store/session-store.test.ts); on PostgreSQL the run's own copy path (the
+// ChainShipper and copyTaskLogs under its lease) then puts it on the control plane. Every read
+// below is the same question asked of each engine, with the same answer expected: order, paging,
+// turns, the exact content of a hostile message, the largest message allowed, and another
+// principal reading what a missing id reads.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore, type Database } from '../../src/store/database.js';
+import { readEvents } from '../../src/store/event-chain.js';
+import { MAX_MESSAGE_CONTENT_BYTES, SessionStore, readStoredMessages, type MessageRole } from '../../src/store/session-store.js';
+import { SessionNotFoundError } from '../../src/store/store-errors.js';
+import { TaskStore, type TaskLogChunk } from '../../src/store/task-store.js';
+import {
+  ChainShipper,
+  ControlPlaneMember,
+  copyTaskLogs,
+  createOwnedSession,
+  holdRunTask,
+  migrateControlPlane,
+  openPool,
+  readCopiedMessages,
+  readCopiedTaskLogs,
+  type ControlPlanePool,
+} from '../../src/control-plane/index.js';
+import { ownProcessIdentity } from '../../src/process/own-identity.js';
+import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
+
+/** A message as both engines hand it back. */
+interface ReadMessage {
+  seq: number;
+  role: string;
+  turn: number | null;
+  content: unknown;
+}
+
+/** One engine's reads of what the host wrote; `undefined`: not the principal's (or no such id). */
+interface Engine {
+  messages(principal: string, sessionId: string, afterSeq?: number, limit?: number): Promise<ReadMessage[] | undefined>;
+  taskLog(principal: string, taskId: string, afterSeq?: number, limit?: number): Promise<TaskLogChunk[] | undefined>;
+}
+
+/** A host's store with one written session (and task), published to the engine under test. */
+interface Published {
+  engine: Engine;
+  /** The id each engine knows the session by (the control plane's is `local@member`). */
+  sessionId: string;
+  taskId: string;
+}
+
+/** What a run writes: messages in and out of turns, one task with a log. */
+interface Script {
+  messages: { turn: 0 | 1 | 2; role: MessageRole; content: unknown }[];
+  log: { stream: 'stdout' | 'stderr' | 'note'; chunk: string }[];
+}
+
+const ALICE = { principal: 'alice' };
+
+function writeHostStore(db: Database, script: Script): { sessionId: string; taskId: string } {
+  const sessions = new SessionStore(db);
+  const tasks = new TaskStore(db);
+  const s = sessions.createSession(ALICE, { coreDir: '/core', coreRevision: 'r1', runtime: 'local' });
+  const turns = new Map<number, string>();
+  for (const m of script.messages) {
+    if (m.turn !== 0 && !turns.has(m.turn)) {
+      for (const [, id] of turns) sessions.endTurn(ALICE, id, 'completed');
+      turns.clear();
+      turns.set(m.turn, sessions.addTurn(ALICE, s.id).id);
+    }
+    sessions.addMessage(ALICE, s.id, { turnId: m.turn === 0 ? null : turns.get(m.turn)!, role: m.role, content: m.content });
+  }
+  const t = tasks.create(ALICE, { sessionId: s.id, kind: 'terminal', sourceTool: 'terminal', summary: 'echo' });
+  tasks.appendLogs(script.log.map((l) => ({ taskId: t.id, ...l })));
+  return { sessionId: s.id, taskId: t.id };
+}
+
+function sqliteEngine(db: Database): Engine {
+  const sessions = new SessionStore(db);
+  const tasks = new TaskStore(db);
+  return {
+    async messages(principal, id, afterSeq = 0, limit = 1000) {
+      try {
+        const turnSeq = new Map(db.prepare('SELECT id, seq FROM turns WHERE session_id = ?').all(id).map((r) => [(r as { id: string }).id, (r as { seq: number }).seq]));
+        return sessions.listMessages({ principal }, id, { afterSeq, limit }).map((m) => ({ seq: m.seq, role: m.role, turn: m.turnId === null ? null : turnSeq.get(m.turnId)!, content: m.content }));
+      } catch (err) {
+        if (err instanceof SessionNotFoundError) return undefined;
+        throw err;
+      }
+    },
+    taskLog: async (principal, id, afterSeq = 0, limit = 1000) => tasks.logs({ principal }, id, { afterSeq, limit }),
+  };
+}
+
+function postgresEngine(pool: ControlPlanePool): Engine {
+  return {
+    async messages(principal, id, afterSeq, limit) {
+      const rows = await readCopiedMessages(pool, principal, id, afterSeq, limit);
+      return rows?.map((m) => ({ seq: m.seq, role: m.role, turn: m.turn, content: m.content }));
+    },
+    taskLog: (principal, id, afterSeq, limit) => readCopiedTaskLogs(pool, principal, id, afterSeq, limit),
+  };
+}
+
+const HOSTILE_TEXT = 'nul\u0000 bidi\u202Eevil\u202C emoji 🦜 cjk 漢字 quote\' "dq" back\\slash tab\t cr\r';
+
+function transcriptSuite(engineName: string, publish: (script: Script) => Promise<Published>): void {
+  it(`${engineName}: messages come back in order with their turns and their exact content; paging by seq`, async () => {
+    const script: Script = {
+      messages: [
+        { turn: 0, role: 'system', content: { text: 'you are a test' } },
+        { turn: 1, role: 'user', content: { text: 'run ls', parts: [{ b: 2, a: 1 }] } },
+        { turn: 1, role: 'assistant', content: { role: 'assistant', content: 'ok', toolCalls: [{ id: 'c1', name: 'terminal', arguments: { command: 'ls' } }] } },
+        { turn: 1, role: 'tool', content: { role: 'tool', callId: 'c1', content: HOSTILE_TEXT } },
+        { turn: 2, role: 'user', content: 'a plain string message' },
+        { turn: 2, role: 'assistant', content: { n: 1.5, big: 9007199254740991, neg: -0, empty: {}, list: [null, true, false] } },
+      ],
+      log: [],
+    };
+    const p = await publish(script);
+    const all = await p.engine.messages('alice', p.sessionId);
+    assert.deepEqual(all!.map((m) => [m.seq, m.role, m.turn]), [
+      [1, 'system', null],
+      [2, 'user', 1],
+      [3, 'assistant', 1],
+      [4, 'tool', 1],
+      [5, 'user', 2],
+      [6, 'assistant', 2],
+    ]);
+    assert.deepEqual(all!.map((m) => m.content), script.messages.map((m) => JSON.parse(JSON.stringify(m.content))), 'every value as written, the hostile text included');
+    assert.deepEqual((await p.engine.messages('alice', p.sessionId, 2, 3))!.map((m) => m.seq), [3, 4, 5]);
+    assert.deepEqual(await p.engine.messages('alice', p.sessionId, 6), []);
+  });
+
+  it(`${engineName}: another principal reads exactly what a missing id reads`, async () => {
+    const p = await publish({ messages: [{ turn: 1, role: 'user', content: 'secret plans' }], log: [{ stream: 'stdout', chunk: 'secret output\n' }] });
+    assert.equal(await p.engine.messages('mallory', p.sessionId), undefined);
+    assert.equal(await p.engine.messages('mallory', 'se_no_such_session'), undefined);
+    assert.equal(await p.engine.messages('alice', 'se_no_such_session'), undefined);
+    assert.equal(await p.engine.taskLog('mallory', p.taskId), undefined);
+    assert.equal(await p.engine.taskLog('mallory', 'tk_no_such_task'), undefined);
+    assert.equal(await p.engine.taskLog('alice', 'tk_no_such_task'), undefined);
+    // Another principal's spelling of alice's ids does not reach them either.
+    assert.equal(await p.engine.messages('Alice', p.sessionId), undefined);
+    assert.equal(await p.engine.messages('alice ', p.sessionId), undefined);
+  });
+
+  it(`${engineName}: a task's log comes back chunk by chunk, each stream kept, paged by seq`, async () => {
+    const log: Script['log'] = [
+      { stream: 'stdout', chunk: 'first line\n' },
+      { stream: 'stderr', chunk: 'a warning\n' },
+      { stream: 'stdout', chunk: `${HOSTILE_TEXT}\n` },
+      { stream: 'note', chunk: 'the task was cancelled' },
+      ...Array.from({ length: 40 }, (_, i) => ({ stream: 'stdout' as const, chunk: `line ${i}\n` })),
+    ];
+    const p = await publish({ messages: [], log });
+    const chunks = (await p.engine.taskLog('alice', p.taskId))!;
+    assert.deepEqual(chunks.map((c) => [c.seq, c.stream, c.chunk]), log.map((l, i) => [i + 1, l.stream, l.chunk]));
+    assert.deepEqual((await p.engine.taskLog('alice', p.taskId, 40, 10))!.map((c) => c.seq), [41, 42, 43, 44]);
+    assert.deepEqual((await p.engine.taskLog('alice', p.taskId, 2, 2))!.map((c) => c.chunk), [`${HOSTILE_TEXT}\n`, 'the task was cancelled']);
+  });
+
+  it(`${engineName}: the largest message the store takes comes back whole`, async () => {
+    // Canonical JSON of a string adds its two quotes: the biggest content the store accepts.
+    const big = 'x'.repeat(MAX_MESSAGE_CONTENT_BYTES - 2);
+    const p = await publish({ messages: [{ turn: 1, role: 'tool', content: big }, { turn: 1, role: 'assistant', content: 'after the big one' }], log: [] });
+    const read = (await p.engine.messages('alice', p.sessionId))!;
+    assert.equal(read.length, 2);
+    assert.equal((read[0]!.content as string).length, big.length);
+    assert.equal(read[0]!.content, big);
+    assert.equal(read[1]!.content, 'after the big one');
+  });
+}
+
+describe('transcripts and task logs on both engines', () => {
+  const dirs: string[] = [];
+  const hostStore = (): Database => {
+    const dir = mkdtempSync(join(tmpdir(), 'sv-transcript-'));
+    dirs.push(dir);
+    return openStore(join(dir, 'supervisor.db'));
+  };
+  const opened: Database[] = [];
+  after(() => {
+    for (const db of opened) if (db.open) db.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  describe('SQLite (this machine)', () => {
+    transcriptSuite('sqlite', async (script) => {
+      const db = hostStore();
+      opened.push(db);
+      const ids = writeHostStore(db, script);
+      return { engine: sqliteEngine(db), ...ids };
+    });
+  });
+
+  const skip = pgUnavailableReason() ?? false;
+  describe('PostgreSQL (the control plane)', { skip }, () => {
+    let cluster: PgCluster;
+    let pool: ControlPlanePool;
+    let member: ControlPlaneMember;
+    before(async () => {
+      cluster = await startPgCluster();
+      pool = await openPool(await cluster.createDatabase('cp_transcripts_suite'));
+      await migrateControlPlane(pool);
+      member = await ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: () => undefined });
+    });
+    after(async () => {
+      await member?.leave('the suite ended').catch(() => undefined);
+      await pool?.end().catch(() => undefined);
+      await cluster?.stop();
+    });
+
+    transcriptSuite('postgres', async (script) => {
+      const db = hostStore();
+      opened.push(db);
+      const ids = writeHostStore(db, script);
+      // The run's own copy path: its session on the control plane, the chain and the messages it
+      // vouches for shipped by the ChainShipper, the task held and its log copied under the lease.
+      const lease = await createOwnedSession(member, { local_session: ids.sessionId }, `${ids.sessionId}@${member.id}`, ALICE.principal);
+      let lost: string | null = null;
+      const shipper = new ChainShipper({
+        member,
+        lease,
+        read: (afterSeq, limit) => readEvents(db, ids.sessionId, { afterSeq, limit }),
+        readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, ids.sessionId, { afterSeq, throughSeq, limit }),
+        onLost: (why) => void (lost = why),
+      });
+      await shipper.stop();
+      assert.equal(lost, null);
+      await holdRunTask(member, lease, { id: ids.taskId, kind: 'terminal', summary: 'echo' });
+      const chunks = new TaskStore(db).logs(ALICE, ids.taskId, { limit: 10_000 })!;
+      await copyTaskLogs(member, lease, ids.taskId, chunks);
+      db.close();
+      return { engine: postgresEngine(pool), sessionId: lease.id, taskId: ids.taskId };
+    });
+  });
+});
