@@ -172,6 +172,11 @@ function anchorText(a: AnchorCheck): string {
   }
 }
 
+function linkText(l: { anchors: number; breakAt: number | null; why: string | null }): string {
+  if (l.breakAt !== null) return `DIFFERS: the copy of local seq ${l.breakAt}: ${l.why}`;
+  return l.anchors === 0 ? 'no copies to link' : `the ${l.anchors} copies form one hash chain, as the host's chain did`;
+}
+
 function transcriptText(t: { messages: number; differsAt: number | null; why: string | null }): string {
   if (t.differsAt !== null) return `DIFFERS: copied message seq ${t.differsAt}: ${t.why} (the copy is not what this run's chain vouches for)`;
   return t.messages === 0 ? 'no copied messages' : `all ${t.messages} copied message(s) match the content hashes in this chain`;
@@ -187,23 +192,23 @@ async function verifyOnControlPlane(o: Options, url: string): Promise<number> {
   const db = existsSync(localFile) ? openStore(localFile, { checkpointer: false }) : null;
   let results;
   try {
-    results = chains.map((c) => ({ ...c.verification, anchors: checkAnchors(db, c.anchors), transcript: c.transcript }));
+    results = chains.map((c) => ({ ...c.verification, anchors: checkAnchors(db, c.anchors), links: c.links, transcript: c.transcript }));
   } finally {
     db?.close();
   }
   const broken = results.filter((r) => !r.ok).length;
   const differing = results.filter((r) => r.anchors.differsAt !== null).length;
-  const transcriptsDiffering = results.filter((r) => r.transcript.differsAt !== null).length;
-  const summary = { ok: broken === 0 && differing === 0 && transcriptsDiffering === 0, store, checked: results.length, intact: results.length - broken, broken, differing, transcriptsDiffering, sessions: results };
+  const copiesUnvouched = results.filter((r) => r.transcript.differsAt !== null || r.links.breakAt !== null).length;
+  const summary = { ok: broken === 0 && differing === 0 && copiesUnvouched === 0, store, checked: results.length, intact: results.length - broken, broken, differing, copiesUnvouched, sessions: results };
   if (o.json) {
     cliIo().stdout.write(JSON.stringify(summary) + '\n');
   } else {
     cliIo().stdout.write(`control plane ${store}\n`);
     for (const r of results) {
-      if (r.ok) cliIo().stdout.write(`ok      ${r.sessionId}  ${r.count} event(s)  head ${r.head ?? '(none)'}\n        ${anchorText(r.anchors)}\n        ${transcriptText(r.transcript)}\n`);
+      if (r.ok) cliIo().stdout.write(`ok      ${r.sessionId}  ${r.count} event(s)  head ${r.head ?? '(none)'}\n        ${anchorText(r.anchors)}\n        ${linkText(r.links)}\n        ${transcriptText(r.transcript)}\n`);
       else cliIo().stdout.write(`BROKEN  ${r.sessionId}  event ${r.seq}, field ${r.field}: ${r.detail}\n`);
     }
-    cliIo().stdout.write(`checked ${results.length} session(s): ${summary.intact} intact, ${broken} broken, ${differing} differing from this host's chain, ${transcriptsDiffering} with a copied transcript the chain does not vouch for\n`);
+    cliIo().stdout.write(`checked ${results.length} session(s): ${summary.intact} intact, ${broken} broken, ${differing} differing from this host's chain, ${copiesUnvouched} with copies the chain does not vouch for\n`);
   }
   return summary.ok ? 0 : 1;
 }

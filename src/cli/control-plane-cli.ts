@@ -150,6 +150,8 @@ export async function controlPlaneCancel(url: string, id: string, waitMs: number
 export interface ControlPlaneChain {
   verification: import('../store/index.js').ChainVerification;
   anchors: import('../control-plane/index.js').AnchorRow[];
+  /** Its copies against each other: still the host's hash chain, without the host (decision 127). */
+  links: import('../control-plane/index.js').AnchorLinkCheck;
   /** Its copied messages against the message.added events anchored for them (decision 127). */
   transcript: import('../control-plane/index.js').TranscriptCheck;
 }
@@ -160,7 +162,12 @@ export async function controlPlaneAudit(url: string, only: string | null): Promi
   try {
     const chains: ControlPlaneChain[] = [];
     for (const id of await cp.principalSessionIds(pool, localPrincipal(), only)) {
-      chains.push({ verification: await cp.verifyControlPlaneChain(pool, id), anchors: await cp.readAnchors(pool, id), transcript: await cp.verifyCopiedMessages(pool, id) });
+      chains.push({
+        verification: await cp.verifyControlPlaneChain(pool, id),
+        anchors: await cp.readAnchors(pool, id),
+        links: cp.anchoredLinkBreak(await cp.readChainEvents(pool, id, 0, Number.MAX_SAFE_INTEGER)),
+        transcript: await cp.verifyCopiedMessages(pool, id),
+      });
     }
     return { store: cp.redactUrl(url), chains };
   } finally {

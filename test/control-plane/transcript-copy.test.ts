@@ -12,7 +12,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
 import SqliteDatabase from 'better-sqlite3';
+import { canonicalJson } from '../../src/store/canonical-json.js';
+import { eventHash, genesisHash } from '../../src/store/event-chain.js';
 import { ControlPlaneMember, OwnershipLostError, copyTaskLogs, createOwnedSession, holdRunTask, openPool, readCopiedMessages, readCopiedTaskLogs, type ControlPlanePool } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { localPrincipal } from '../../src/cli/principal.js';
@@ -99,13 +102,19 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     assert.equal(read!.length, hostRows.length);
     assert.deepEqual(read!.at(-1)!.content, JSON.parse(hostRows.at(-1)!.content));
 
-    const verify = async () => {
+    type Verified = { sessions: { ok: boolean; links: { anchors: number; breakAt: number | null; why: string | null }; transcript: { messages: number; differsAt: number | null; why: string | null } }[] };
+    const verifyAll = async () => {
       const r = await runMain('audit', 'verify', '--store', url, '--session', localSession, '--json');
-      return { status: r.status, transcript: (JSON.parse(r.stdout) as { sessions: { transcript: { messages: number; differsAt: number | null; why: string | null } }[] }).sessions[0]!.transcript };
+      return { status: r.status, session: (JSON.parse(r.stdout) as Verified).sessions[0]! };
+    };
+    const verify = async () => {
+      const v = await verifyAll();
+      return { status: v.status, transcript: v.session.transcript };
     };
     assert.deepEqual(await verify(), { status: 0, transcript: { messages: hostRows.length, differsAt: null, why: null } });
     const text = await runMain('audit', 'verify', '--store', url, '--session', localSession);
     assert.match(text.stdout, new RegExp(`all ${hostRows.length} copied message\\(s\\) match the content hashes in this chain`));
+    assert.match(text.stdout, /the \d+ copies form one hash chain, as the host's chain did/);
 
     // The attacker edits what operators and session_search read: the tool's output in the copy.
     const victim = hostRows.find((r) => r.role === 'tool')!;
@@ -131,6 +140,36 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     assert.match(swapped.transcript.why!, /is not the id .* its chain event names/);
     await edit('UPDATE session_messages SET message_id = $3, content = $4 WHERE session_id = $1 AND seq = $2', cpSession, a!.seq, a!.message_id, a!.content);
     assert.equal((await verify()).status, 0);
+
+    // The thorough attacker on the control plane: the copy's content *and* the digest in its
+    // anchored message.added event, with the control plane's own chain recomputed from there on
+    // (so it verifies). The digest now matches; the copy no longer hashes to the host's hash it
+    // carries, so verify still says where, with no state dir of the host's.
+    const doctored = victim.content.replace('task', 'tusk');
+    const events = (await pool.query<{ seq: number; kind: string; at: number; payload: string; hash: string }>('SELECT seq, kind, at::float8 AS at, payload, hash FROM runtime_events WHERE session_id = $1 ORDER BY seq', [cpSession])).rows;
+    const anchoredAt = events.find((e) => e.kind === 'message.added' && (JSON.parse(e.payload) as { payload: { seq: number } }).payload.seq === victim.seq)!;
+    let prev = anchoredAt.seq === 1 ? genesisHash(cpSession) : events[anchoredAt.seq - 2]!.hash;
+    for (const e of events.filter((x) => x.seq >= anchoredAt.seq)) {
+      let payload = e.payload;
+      if (e.seq === anchoredAt.seq) {
+        const p = JSON.parse(payload) as { payload: { content_sha256: string } };
+        p.payload.content_sha256 = createHash('sha256').update(doctored, 'utf8').digest('hex');
+        payload = canonicalJson(p);
+      }
+      const hash = eventHash(prev, cpSession, e.seq, e.kind, e.at, payload);
+      await edit('UPDATE runtime_events SET payload = $3, prev_hash = $4, hash = $5 WHERE session_id = $1 AND seq = $2', cpSession, e.seq, payload, prev, hash);
+      prev = hash;
+    }
+    await edit('UPDATE chain_heads SET hash = $2 WHERE session_id = $1', cpSession, prev);
+    await edit('UPDATE session_messages SET content = $3 WHERE session_id = $1 AND seq = $2', cpSession, victim.seq, doctored);
+    const thorough = await verifyAll();
+    assert.equal(thorough.session.ok, true, 'the control plane chain itself verifies: it was recomputed');
+    assert.deepEqual(thorough.session.transcript, { messages: hostRows.length, differsAt: null, why: null }, 'the digest was changed too');
+    const anchoredLocalSeq = (JSON.parse(anchoredAt.payload) as { local_seq: number }).local_seq;
+    assert.deepEqual(
+      [thorough.status, thorough.session.links.breakAt, thorough.session.links.why],
+      [1, anchoredLocalSeq, 'its kind, time or payload does not hash to the local hash it carries: the copy was edited'],
+    );
   });
 
   it("another principal reads none of a session's messages or a task's log; a writer whose lease moved, or naming another session's task, writes nothing", async () => {
