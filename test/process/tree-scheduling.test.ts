@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ProcessSupervisor } from '../../src/process/index.js';
 import { detectCgroupV2 } from '../../src/process/linux/cgroup.js';
+import { LiveTree } from '../../src/process/supervised-tree.js';
 import { detectTreeCpuGroup, TREE_CPU_GROUP_ENV, v1CpuCgroupOf } from '../../src/process/linux/cpu-group.js';
 import { alive, markedPids, waitFor } from '../helpers/procs.js';
 import { linuxSupervisorSuite } from './supervisor-suite.js';
@@ -84,6 +85,33 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
     const endA = await a.stop();
     assert.equal(endA.killed.descendants, 0, JSON.stringify(endA.killed));
     assert.ok(alive(impostor), 'A\'s end left B\'s process alone');
+    const endB = await b.stop();
+    assert.equal(endB.killed.survivors, 0, JSON.stringify(endB.killed));
+    await waitFor('B\'s child gone', () => !alive(impostor) || null);
+  });
+
+  test('the synchronous kill (process exit, the walk redone when the leader died during it) leaves another tree\'s process alone too', { skip: v2 === null && 'needs per-tree cgroups (cgroup v2)' }, async () => {
+    // The asynchronous walk skipped other trees' cgroups; the synchronous one did not. A's stop
+    // falls back to it when A's leader dies during a walk (the TERM it just sent), which under
+    // load is most walks: B's process carrying A's marker was then killed as A's escapee.
+    const a = await sup.spawnTreeAsync({ command: 'sleep', args: ['30'], graceMs: 300 });
+    started.add(a.spawnId);
+    let out = '';
+    const b = await sup.spawnTreeAsync({
+      command: '/bin/sh',
+      args: ['-c', 'SUPERVISOR_SPAWN_ID="$1" sleep 30 & echo ready; wait', 'sh', a.spawnId],
+      graceMs: 300,
+      onStdout: (c) => (out += c.toString()),
+    });
+    started.add(b.spawnId);
+    await waitFor('B ready', () => out.includes('ready'));
+    const impostor = await waitFor('B\'s child carrying A\'s marker', () => markedPids(a.spawnId).find((pid) => pid !== a.pid));
+    // killSync is what killAllSync runs per tree at process exit; the public tree has stop() only.
+    assert.ok(a instanceof LiveTree);
+    const endA = a.killSync();
+    assert.equal(endA.descendants, 0, JSON.stringify(endA));
+    assert.ok(alive(impostor), 'A\'s synchronous kill left B\'s process alone');
+    await a.done;
     const endB = await b.stop();
     assert.equal(endB.killed.survivors, 0, JSON.stringify(endB.killed));
     await waitFor('B\'s child gone', () => !alive(impostor) || null);

@@ -229,7 +229,9 @@ export class LinuxPlatform implements ProcessPlatform {
 
   private scan(tree: TreeIdentity, leaderHeld: boolean, seen: Map<number, TreeMember>): { live: TreeMember[] } {
     // A leader we no longer hold still vouches for its group while it is alive and unchanged.
-    const walk = this.walker(tree, leaderHeld || this.isSameProcess(tree.pid, tree.startMarker), seen);
+    // Another live tree's processes are that tree's here too, as in the sliced walk: this is the
+    // walk redone when a leader died during one, and the kill at process exit.
+    const walk = this.walker(tree, leaderHeld || this.isSameProcess(tree.pid, tree.startMarker), seen, pidsInOtherTreeCgroups([tree], this.liveCgroups));
     const listed = listPids();
     for (const pid of listed) {
       const st = readStat(pid);
@@ -273,7 +275,7 @@ export class LinuxPlatform implements ProcessPlatform {
    * is read once for all of them, in slices under the shared per-turn budget.
    */
   private async walkOnce(batch: readonly WalkRequest[]): Promise<void> {
-    const inOtherTrees = pidsInOtherTreeCgroups(batch, this.liveCgroups);
+    const inOtherTrees = pidsInOtherTreeCgroups(batch.map((r) => r.tree), this.liveCgroups);
     const trees = batch.map((r) => {
       const held = r.leaderHeld();
       const groupTrusted = held || this.isSameProcess(r.tree.pid, r.tree.startMarker);
@@ -428,16 +430,16 @@ async function sliceBudget(): Promise<void> {
 }
 
 /**
- * Every pid directly in the cgroup of a tree of this process other than the batch's, when every
+ * Every pid directly in the cgroup of a tree of this process other than the given ones, when every
  * tree of the batch has a cgroup (else none: a tree without one may have members anywhere). Only
  * `cgroup.procs` is read, never a directory listing: a cgroup directory is locked by a mkdir or
  * rmdir beside it, which waits for the kernel's cgroup_mutex. A process of ours that moved itself
  * into another tree's cgroup (it needs write access to it: root) is left to that tree.
  */
-function pidsInOtherTreeCgroups(batch: readonly WalkRequest[], live: ReadonlySet<string>): ReadonlySet<number> {
+function pidsInOtherTreeCgroups(trees: readonly Pick<TreeIdentity, 'cgroup'>[], live: ReadonlySet<string>): ReadonlySet<number> {
   const pids = new Set<number>();
-  if (batch.some((r) => !r.tree.cgroup)) return pids;
-  const own = new Set(batch.map((r) => r.tree.cgroup!));
+  if (trees.some((t) => !t.cgroup)) return pids;
+  const own = new Set(trees.map((t) => t.cgroup!));
   for (const dir of live) if (!own.has(dir)) for (const pid of cgroupProcs(dir)) pids.add(pid);
   return pids;
 }
