@@ -1,10 +1,15 @@
 // Full-text search over stored history (FTS5, migration 5), scoped to the principal that owns it.
 // Rows hold durable views only (already redacted when they were written); a hit comes back as a
-// short snippet with where and when it was said, never the whole message.
+// short snippet with where and when it was said, never the whole message. The query text is parsed
+// by search-query.ts (one language for SQLite and PostgreSQL, decision 128); FTS5 only ever sees
+// quoted tokens.
 import type { Database } from './database.js';
 import type { PrincipalScope } from './session-store.js';
 import { flushDeferredWrites } from './event-chain.js';
 import { StoreInputError } from './store-errors.js';
+import { parseSearchQuery, SearchQueryError, toFts5 } from './search-query.js';
+
+export { SearchQueryError } from './search-query.js';
 
 export const MAX_SEARCH_QUERY_CHARS = 256;
 export const MAX_SEARCH_RESULTS = 20;
@@ -24,23 +29,12 @@ export interface SessionSearchHit {
 }
 
 export interface SessionSearchQuery {
-  /** FTS5 query syntax: words, "a phrase", word*, AND / OR / NOT, NEAR(a b, 5). */
+  /** The search language (search-query.ts): words, "a phrase", word*, AND / OR / NOT, ( ), NEAR(a b, 5). */
   query: string;
   /** Only this session (the ordinary scope); null or absent: every session of the principal. */
   sessionId?: string | null;
   /** Default 10, at most MAX_SEARCH_RESULTS. */
   limit?: number;
-}
-
-/** The query is not valid FTS5 syntax (or names a column that does not exist). */
-export class SearchQueryError extends StoreInputError {
-  /** What SQLite's FTS5 parser said (it may quote a fragment of the query). */
-  readonly syntax: string;
-  constructor(syntax: string) {
-    super('query', `is not a valid full-text query (${syntax}); use plain words, "a phrase" in double quotes, word* for a prefix, AND / OR / NOT between terms`);
-    this.name = 'SearchQueryError';
-    this.syntax = syntax;
-  }
 }
 
 interface HitRow {
@@ -82,12 +76,14 @@ export class SessionSearch {
     const session = q.sessionId ?? null;
     if (session !== null && typeof session !== 'string') throw new StoreInputError('sessionId', 'must be a string or null');
     const limit = Math.min(Math.max(1, Math.floor(Number(q.limit ?? 10)) || 1), MAX_SEARCH_RESULTS);
+    const match = toFts5(parseSearchQuery(query));
+    if (match === null) return []; // every term was symbols only: nothing can match
     let rows: HitRow[];
     try {
-      rows = this.q.all({ query, principal, session, limit }) as HitRow[];
+      rows = this.q.all({ query: match, principal, session, limit }) as HitRow[];
     } catch (err) {
-      // The statement is fixed, so an SQLITE_ERROR here comes from the query text FTS5 parsed;
-      // anything else (busy, corrupt, I/O) is not the caller's fault and stays an exception.
+      // The MATCH text is built from quoted tokens, so FTS5 should never reject it; if it does, the
+      // caller still gets an input error, not a crash. Anything else (busy, corrupt, I/O) stays an exception.
       if ((err as { code?: unknown }).code === 'SQLITE_ERROR') throw new SearchQueryError((err as Error).message.slice(0, 120));
       throw err;
     }
