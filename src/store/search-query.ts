@@ -172,6 +172,7 @@ class Parser {
       this.at++;
       return q;
     }
+    if (p.kind === ')') throw new SearchQueryError('a closing parenthesis has no opening one');
     if (p.kind === 'word' && OPERATORS.has(p.text)) throw new SearchQueryError(`${p.text} needs a term before and after it`);
     if (p.kind === 'word' && p.text === 'NEAR' && this.pieces[this.at + 1]?.kind === '(') return this.near();
     if (p.kind === 'word' && columnFilterRest(p.text) === '') {
@@ -550,6 +551,12 @@ export function snippetOf(text: string, q: SearchQuery, opts: { tokens?: number;
       bestScore = score;
     }
   }
+  // Centre the matches of the chosen window in it, as FTS5 does, so there is context on both sides.
+  const hits = hit.slice(best, best + width).flatMap((h, i) => (h ? [best + i] : []));
+  if (hits.length > 0) {
+    const slack = width - (hits[hits.length - 1]! - hits[0]! + 1);
+    best = Math.max(0, Math.min(hits[0]! - Math.floor(slack / 2), all.length - width));
+  }
   const window = all.slice(best, best + width);
   if (window.length === 0) return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
   const from = best === 0 ? 0 : window[0]!.start;
@@ -558,7 +565,7 @@ export function snippetOf(text: string, q: SearchQuery, opts: { tokens?: number;
   let at = from;
   for (const [i, t] of window.entries()) {
     const piece = text.slice(at, t.start) + (hit[best + i] ? `[${text.slice(t.start, t.end)}]` : text.slice(t.start, t.end));
-    if (out.length + piece.length > maxChars - 1) return `${out}…`;
+    if (out.length + piece.length > maxChars - 1) return `${out}${piece.slice(0, maxChars - 1 - out.length)}…`;
     out += piece;
     at = t.end;
   }
