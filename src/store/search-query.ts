@@ -511,66 +511,181 @@ export function tsvectorDocuments(text: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // Snippets.
 
-/** Whether `token` is one of the query's terms, not under NOT (exact, or begun by a prefix term). */
-function matcherOf(q: SearchQuery): (token: string) => boolean {
-  const exact = new Set<string>();
-  const prefixes: string[] = [];
-  const collect = (n: SearchQuery): void => {
-    if (n.kind === 'phrase' || n.kind === 'near') {
-      for (const p of n.kind === 'phrase' ? [n] : n.phrases) {
-        p.tokens.forEach((t, i) => (p.prefix && i === p.tokens.length - 1 ? prefixes.push(t) : exact.add(t)));
-      }
-    } else if (n.kind === 'and' || n.kind === 'or') {
-      n.operands.forEach(collect);
-    } else if (n.kind === 'not') {
-      collect(n.include);
-    }
-  };
-  collect(q);
-  return (token) => exact.has(token) || prefixes.some((p) => token.startsWith(p));
+/** A phrase instance: which phrase (numbered left to right in the query, as FTS5 numbers them), where, how long. */
+interface Instance {
+  phrase: number;
+  at: number;
+  size: number;
+}
+
+function phraseAt(tokens: readonly string[], p: Phrase, at: number): boolean {
+  return p.tokens.every((t, k) => {
+    const token = tokens[at + k];
+    return token !== undefined && (p.prefix && k === p.tokens.length - 1 ? token.startsWith(t) : token === t);
+  });
 }
 
 /**
- * Like FTS5's snippet(): the window of `tokens` consecutive tokens with the most distinct matched
- * terms (then the most matches, then the earliest), matched tokens in [ ], … where text was cut,
- * at most `maxChars` characters.
+ * The phrase instances FTS5 would report (xInst) for a document that matches: each phrase's
+ * occurrences, NEAR's only where the other phrase is near, and none from a part of the query that
+ * did not match (the other side of an OR, an AND that failed, the excluded side of a NOT).
+ * Sorted by position, then phrase number.
+ */
+function instancesOf(tokens: readonly string[], q: SearchQuery): Instance[] {
+  let next = 0;
+  const visit = (n: SearchQuery): Instance[] | null => {
+    switch (n.kind) {
+      case 'phrase': {
+        const phrase = next++;
+        const found: Instance[] = [];
+        for (let at = 0; at < tokens.length; at++) if (phraseAt(tokens, n, at)) found.push({ phrase, at, size: n.tokens.length });
+        return found.length > 0 ? found : null;
+      }
+      case 'near': {
+        const [a, b] = [visit(n.phrases[0]) ?? [], visit(n.phrases[1]) ?? []];
+        const near = (x: Instance, y: Instance): boolean => (y.at >= x.at ? y.at - x.at <= x.size + n.distance : x.at - y.at <= y.size + n.distance);
+        const keptA = a.filter((x) => b.some((y) => near(x, y)));
+        const keptB = b.filter((y) => a.some((x) => near(x, y)));
+        return keptA.length > 0 ? [...keptA, ...keptB] : null;
+      }
+      case 'and': {
+        const all = n.operands.map(visit);
+        return all.every((r) => r !== null) ? all.flatMap((r) => r!) : null;
+      }
+      case 'or': {
+        const all = n.operands.map(visit).filter((r) => r !== null);
+        return all.length > 0 ? all.flat() : null;
+      }
+      case 'not': {
+        const include = visit(n.include);
+        return include !== null && visit(n.exclude) === null ? include : null;
+      }
+      case 'nothing':
+        return null;
+    }
+  };
+  return (visit(q) ?? []).sort((x, y) => x.at - y.at || x.phrase - y.phrase);
+}
+
+/** fts5SnippetScore: 1000 per phrase first seen in the window from `from`, 1 per further instance; and the centred start. */
+function windowScore(instances: readonly Instance[], from: number, width: number, docSize: number): { score: number; start: number } {
+  const seen = new Set<number>();
+  let score = 0;
+  let first = -1;
+  let last = 0;
+  for (const i of instances) {
+    if (i.at < from || i.at >= from + width) continue;
+    score += seen.has(i.phrase) ? 1 : 1000;
+    seen.add(i.phrase);
+    if (first < 0) first = i.at;
+    last = i.at + i.size;
+  }
+  let start = first - Math.trunc((width - (last - first)) / 2);
+  if (start + width > docSize) start = docSize - width;
+  return { score, start: Math.max(0, start) };
+}
+
+/** Tokens that begin a sentence (fts5SentenceFinderCb): the first, and any after white space that follows '.' or ':'. */
+function sentenceStarts(text: string, tokens: readonly TextTokenSpan[]): number[] {
+  const starts: number[] = [];
+  tokens.forEach((t, i) => {
+    if (i === 0) return void starts.push(0);
+    let j = t.start - 1;
+    while (j >= 0 && ' \t\n\r'.includes(text[j]!)) j--;
+    if (j !== t.start - 1 && j >= 0 && (text[j] === '.' || text[j] === ':')) starts.push(i);
+  });
+  return starts;
+}
+
+type TextTokenSpan = ReturnType<typeof textTokens>[number];
+
+/** The FTS5 snippet() window start for these instances: best score, sentence starts preferred (+100, +120 at the top). */
+function snippetStart(text: string, tokens: readonly TextTokenSpan[], instances: readonly Instance[], width: number): number {
+  const starts = sentenceStarts(text, tokens);
+  let best = 0;
+  let bestStart = 0;
+  for (const inst of instances) {
+    const w = windowScore(instances, inst.at, width, tokens.length);
+    if (w.score > best) {
+      best = w.score;
+      bestStart = w.start;
+    }
+    if (starts.length > 0 && tokens.length > width) {
+      let k = 0;
+      while (k < starts.length - 1 && starts[k + 1]! <= inst.at) k++;
+      if (starts[k]! < inst.at) {
+        const score = windowScore(instances, starts[k]!, width, tokens.length).score + (starts[k] === 0 ? 120 : 100);
+        if (score > best) {
+          best = score;
+          bestStart = starts[k]!;
+        }
+      }
+    }
+  }
+  return bestStart;
+}
+
+/**
+ * FTS5's snippet(col, '[', ']', '…', tokens) for `text` and a query it matches, ported step for
+ * step (fts5SnippetFunction, fts5HighlightCb): the best window of `tokens` tokens, phrase instances
+ * in [ ] (overlapping ones merged), … where text was cut; then bounded to `maxChars` characters.
  */
 export function snippetOf(text: string, q: SearchQuery, opts: { tokens?: number; maxChars?: number } = {}): string {
   const width = opts.tokens ?? 16;
   const maxChars = opts.maxChars ?? 400;
-  const all = textTokens(text);
-  const matches = matcherOf(q);
-  const hit = all.map((t) => matches(t.token));
-  let best = 0;
-  let bestScore = [-1, -1];
-  for (let s = 0; s < Math.max(1, all.length - width + 1); s++) {
-    const window = all.slice(s, s + width).filter((_, i) => hit[s + i]);
-    const score = [new Set(window.map((t) => t.token)).size, window.length];
-    if (score[0]! > bestScore[0]! || (score[0] === bestScore[0] && score[1]! > bestScore[1]!)) {
-      best = s;
-      bestScore = score;
+  const spans = textTokens(text);
+  const tokens = spans.map((t) => t.token);
+  const instances = instancesOf(tokens, q);
+  const start = snippetStart(text, spans, instances, width);
+  const end = start + width - 1;
+  // Coalesced instances (fts5CInstIter): overlapping ones are one highlight.
+  const ranges: { from: number; to: number }[] = [];
+  for (const i of instances) {
+    const last = ranges[ranges.length - 1];
+    if (last && i.at <= last.to) last.to = Math.max(last.to, i.at + i.size - 1);
+    else ranges.push({ from: i.at, to: i.at + i.size - 1 });
+  }
+  let r = ranges.findIndex((x) => x.from >= start);
+  if (r < 0) r = ranges.length;
+  const range = (): { from: number; to: number } => ranges[r] ?? { from: -1, to: -1 };
+  let out = start > 0 ? '…' : '';
+  let off = 0;
+  let open = false;
+  for (let pos = start; pos <= end && pos < spans.length; pos++) {
+    const t = spans[pos]!;
+    if (start > 0 && pos === start) off = t.start;
+    if (open && (pos <= range().from || range().from < 0) && t.start > off) {
+      out += ']';
+      open = false;
+    }
+    if (pos === range().from && !open) {
+      out += `${text.slice(off, t.start)}[`;
+      off = t.start;
+      open = true;
+    }
+    if (pos === range().to) {
+      if (!open) {
+        out += '[';
+        open = true;
+      }
+      out += text.slice(off, t.end);
+      off = t.end;
+      r++;
+    }
+    if (pos === end) {
+      if (open) {
+        if (range().from >= 0 && pos >= range().from) {
+          out += text.slice(off, t.end);
+          off = t.end;
+        }
+        out += ']';
+        open = false;
+      }
+      out += text.slice(off, t.end);
+      off = t.end;
     }
   }
-  // Centre the matches of the chosen window in it, as FTS5 does, so there is context on both sides.
-  const hits = hit.slice(best, best + width).flatMap((h, i) => (h ? [best + i] : []));
-  if (hits.length > 0) {
-    const slack = width - (hits[hits.length - 1]! - hits[0]! + 1);
-    best = Math.max(0, Math.min(hits[0]! - Math.floor(slack / 2), all.length - width));
-  }
-  const window = all.slice(best, best + width);
-  if (window.length === 0) return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
-  const from = best === 0 ? 0 : window[0]!.start;
-  const to = best + width >= all.length ? text.length : window[window.length - 1]!.end;
-  let out = best === 0 ? '' : '…';
-  let at = from;
-  for (const [i, t] of window.entries()) {
-    const piece = text.slice(at, t.start) + (hit[best + i] ? `[${text.slice(t.start, t.end)}]` : text.slice(t.start, t.end));
-    if (out.length + piece.length > maxChars - 1) return `${out}${piece.slice(0, maxChars - 1 - out.length)}…`;
-    out += piece;
-    at = t.end;
-  }
-  const tail = text.slice(at, to);
-  const end = to < text.length ? '…' : '';
-  if (out.length + tail.length + end.length > maxChars) return `${out}${tail.slice(0, Math.max(0, maxChars - out.length - 1))}…`;
-  return out + tail + end;
+  if (open) out += ']';
+  out += end >= spans.length - 1 ? text.slice(off) : '…';
+  return out.length > maxChars ? `${out.slice(0, maxChars - 1)}…` : out;
 }

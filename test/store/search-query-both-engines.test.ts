@@ -11,7 +11,7 @@ import pg from 'pg';
 import { openStore, type Database } from '../../src/store/database.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { SearchQueryError, SessionSearch } from '../../src/store/session-search.js';
-import { parseSearchQuery, searchableText, toFts5, toPartsQuery, toTsquery, tsvectorDocuments, PART_OVERLAP_TOKENS } from '../../src/store/search-query.js';
+import { parseSearchQuery, searchableText, snippetOf, toFts5, toPartsQuery, toTsquery, tsvectorDocuments, PART_OVERLAP_TOKENS } from '../../src/store/search-query.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 
 const alice = { principal: 'alice' };
@@ -71,6 +71,7 @@ const CORPUS: unknown[] = [
   { role: 'assistant', content: 'first string ends here', toolCalls: [{ id: 'call_10', name: 'write', arguments: { text: 'second begins' } }] },
   { role: 'user', content: 'ß ss SS 한국어 텍스트' },
   { role: 'user', content: '🎉🎉🎉' },
+  { role: 'user', content: `${'one two three four five six seven. '.repeat(3)}Eight nine ten needle eleven twelve: ${'more words here. '.repeat(10)}` },
 ];
 
 const QUERIES = [
@@ -86,7 +87,7 @@ const QUERIES = [
   // booleans and precedence
   'apple AND banana', 'apple OR cherry', 'apple NOT banana', '(apple OR cherry) NOT pie', 'apple banana NOT split',
   'cherry OR banana NOT split', 'apple OR banana AND cherry', '(apple OR banana) AND cherry', 'beginning AND ending', 'beginning NOT ending',
-  'ending NOT (pelican OR beginning)', 'hello world', 'body:pelican', 'body: pelican OR cafe',
+  'ending NOT (pelican OR beginning)', 'more NOT needle', 'NEAR(needle more, 3)', 'hello world', 'body:pelican', 'body: pelican OR cafe',
   // NEAR
   'NEAR(apple banana)', 'NEAR(apple banana, 11)', 'NEAR(apple banana, 10)', 'NEAR(banana apple, 2)', 'NEAR(banana apple, 1)',
   'NEAR("quick brown" lazy, 3)', 'NEAR("quick brown" lazy, 2)', 'NEAR(lazy "quick brown", 3)', 'NEAR(fox dog, 0)', 'NEAR(hello world, 0)',
@@ -100,6 +101,8 @@ const HOSTILE = [
   'body:x', 'foo:x', '{rank}: x', '^x', '*', 'x**', 'AND', 'OR x', 'NOT x', 'x NOT', "'; DROP TABLE docs; --",
   "' OR 1=1 --", "'", '\\', "\\'", '\u0000', 'a\u0000b', '&|!<->', "x' & 'y", ':*', '!x', '<-> x', "'x':*",
   'AND OR NOT '.repeat(23), `${'('.repeat(128)}${')'.repeat(128)}`, `${'('.repeat(120)}x${')'.repeat(120)}`,
+  // The largest tsquery the language makes: NEAR of two 32-token phrases at distance 64 (~100 KB).
+  `NEAR("${'a b c d e f g h '.repeat(4).trim()}" "${'a b c d e f g h '.repeat(4).trim()}", 64)`,
   Array.from({ length: 65 }, () => 'a').join(' '), Array.from({ length: 64 }, () => 'pie').join(' '),
   '\u202e', '\ud800', '\udc00x', 'x\ud800y', 'pelican\u202e', 'SELECT * FROM sessions', "pg_sleep(10)", '$1::tsquery',
 ];
@@ -224,6 +227,25 @@ describe('one search language on SQLite and PostgreSQL', { skip: pgUnavailableRe
     }
     // SessionSearch (the tool's path) agrees, within its result limit.
     assert.deepEqual(search.search(alice, { query: 'NEAR(apple banana, 11)', limit: 20 }).map((h) => bySession.get(h.sessionId)).sort((a, b) => a! - b!), [14, 15, 35]);
+  });
+
+  it('snippets made for PostgreSQL (snippetOf) are the ones FTS5 snippet() makes, for every query and message it matched', () => {
+    const bodies = new Map((db.prepare('SELECT rowid, body FROM message_search_text').all() as { rowid: number; body: string }[]).map((r) => [r.rowid, r.body]));
+    const differences: string[] = [];
+    let compared = 0;
+    for (const q of QUERIES) {
+      const parsed = parseSearchQuery(q);
+      const match = toFts5(parsed);
+      if (match === null) continue;
+      const rows = db.prepare(`SELECT rowid, snippet(message_fts, 0, '[', ']', '…', 16) AS snippet FROM message_fts WHERE message_fts MATCH ?`).all(match) as { rowid: number; snippet: string }[];
+      for (const r of rows) {
+        const ours = snippetOf(bodies.get(r.rowid)!, parsed, { maxChars: Number.MAX_SAFE_INTEGER });
+        if (ours !== r.snippet) differences.push(`${q} in message ${byRowid.get(r.rowid)}:\n  fts5 ${JSON.stringify(r.snippet.slice(0, 200))}\n  ours ${JSON.stringify(ours.slice(0, 200))}`);
+        compared++;
+      }
+    }
+    assert.deepEqual(differences, []);
+    assert.ok(compared > 100, `${compared} snippets compared`);
   });
 
   it(`${HOSTILE.length} hostile queries are a SearchQueryError or a correct answer on both, and both keep answering`, async () => {

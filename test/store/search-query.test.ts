@@ -133,14 +133,19 @@ test('tsvector parts: quoted lexemes, at most 256 positions per lexeme, long tok
   }
 });
 
-test('snippets: the window with most matched terms, [ ] around matches, … at cuts, bounded', () => {
+test('snippets: FTS5 snippet()\'s window and highlights (compared with FTS5 itself in the both-engines test), bounded', () => {
   const text = `${'lorem ipsum '.repeat(30)}the pelican sat near another Pelican and a pelicans nest${' dolor'.repeat(30)}`;
-  const s = snippetOf(text, parseSearchQuery('pelican* NOT lorem'));
+  const s = snippetOf(text, parseSearchQuery('pelican* NOT dog'));
   assert.equal(s, '…ipsum lorem ipsum the [pelican] sat near another [Pelican] and a [pelicans] nest dolor dolor dolor…');
   assert.doesNotMatch(s, /\[lorem\]/);
   assert.ok(s.length <= 400);
   assert.equal(snippetOf('short text here', parseSearchQuery('text')), 'short [text] here');
   assert.equal(snippetOf('Café crème', parseSearchQuery('creme')), 'Café [crème]');
+  // A phrase is one highlight; the lone word outside it is not a phrase instance.
+  assert.equal(snippetOf('the quick brown fox and the quick cat', parseSearchQuery('"quick brown"')), 'the [quick brown] fox and the quick cat');
+  // A sentence start is preferred when the text is longer than the window.
+  const sentences = `${'one two three four five six seven. '.repeat(3)}Eight nine ten needle eleven twelve. ${'more words here. '.repeat(10)}`;
+  assert.equal(snippetOf(sentences, parseSearchQuery('needle')), '…Eight nine ten [needle] eleven twelve. more words here. more words here. more words here. more…'); // as FTS5 says
   const huge = `needle ${'x'.repeat(1000)} end`;
   const h = snippetOf(huge, parseSearchQuery('needle'), { maxChars: 50 });
   assert.equal(h, `[needle] ${'x'.repeat(40)}…`);
