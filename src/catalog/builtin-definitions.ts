@@ -196,7 +196,7 @@ export const BUILTIN_TOOLSET_DEFINITIONS: Readonly<Record<string, readonly Built
       description:
         'Search the stored conversation history (full text) and return short snippets with session, turn and time. ' +
         'scope "session" (default) searches this session; "owned" searches all your sessions and needs the operator\'s approval. ' +
-        'Query syntax: words, "a phrase", word* (prefix), AND / OR / NOT.',
+        'Query syntax: words, "a phrase", word* (prefix), AND / OR / NOT, ( ), NEAR(a b, 10).',
       inputSchema: SESSION_SEARCH_INPUT_SCHEMA,
       capability: 'session.read',
       approval: 'prompt',
