@@ -44,6 +44,23 @@ export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputE
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';
 export { PENDING_SUMMARY_MAX, PendingApprovalStore, type ListedApproval, type PendingApproval, type PendingStatus } from './pending-approvals.js';
 export { SessionSearch, SearchQueryError, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
+// The search language both engines share (decision 128): the control plane indexes and queries with these.
+export {
+  parseSearchQuery,
+  searchTokens,
+  searchableText,
+  snippetOf,
+  toFts5,
+  toPartsQuery,
+  toTsquery,
+  tsvectorDocuments,
+  MAX_QUERY_TOKENS,
+  MAX_NEAR_DISTANCE,
+  PART_OVERLAP_TOKENS,
+  type PartsQuery,
+  type Phrase,
+  type SearchQuery,
+} from './search-query.js';
 export { reconcileDeadOwners, type OwnerAlive, type InterruptedSession, type OwnerReconcileReport } from './owner-reconcile.js';
 export { ensurePrivateDir, ensurePrivateFile, writePrivateFile, withPrivateUmask, ALLOW_SHARED_STATE_DIR_ENV } from './private-files.js';
 // Test-only (SUPERVISOR_FAULT_AT): the store's write path is where a run can be crashed at a chosen point.

@@ -573,8 +573,16 @@ function windowScore(instances: readonly Instance[], from: number, width: number
   let score = 0;
   let first = -1;
   let last = 0;
-  for (const i of instances) {
-    if (i.at < from || i.at >= from + width) continue;
+  // Instances are sorted by position: only those in [from, from + width) count.
+  let lo = 0;
+  let hi = instances.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (instances[mid]!.at < from) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let k = lo; k < instances.length && instances[k]!.at < from + width; k++) {
+    const i = instances[k]!;
     score += seen.has(i.phrase) ? 1 : 1000;
     seen.add(i.phrase);
     if (first < 0) first = i.at;
@@ -604,6 +612,7 @@ function snippetStart(text: string, tokens: readonly TextTokenSpan[], instances:
   const starts = sentenceStarts(text, tokens);
   let best = 0;
   let bestStart = 0;
+  let k = 0; // the sentence that holds the instance: instances come in position order
   for (const inst of instances) {
     const w = windowScore(instances, inst.at, width, tokens.length);
     if (w.score > best) {
@@ -611,7 +620,6 @@ function snippetStart(text: string, tokens: readonly TextTokenSpan[], instances:
       bestStart = w.start;
     }
     if (starts.length > 0 && tokens.length > width) {
-      let k = 0;
       while (k < starts.length - 1 && starts[k + 1]! <= inst.at) k++;
       if (starts[k]! < inst.at) {
         const score = windowScore(instances, starts[k]!, width, tokens.length).score + (starts[k] === 0 ? 120 : 100);

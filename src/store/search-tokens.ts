@@ -102,6 +102,26 @@ function fold(cp: number): number {
   return removeDiacritic(folded);
 }
 
+/**
+ * isTokenChar and fold for the whole BMP, computed once on first use (~65K lookups, a few ms):
+ * tokenizing is then a table read per character. An entry is the folded code point (0: dropped)
+ * in the low 21 bits, and whether the character starts a token and may continue one.
+ */
+let bmp: Uint32Array | null = null;
+const IN_TOKEN = 0x200000;
+const STARTS_TOKEN = 0x400000;
+const FOLDED = 0x1fffff;
+function bmpTable(): Uint32Array {
+  if (bmp) return bmp;
+  const table = new Uint32Array(0x10000);
+  for (let cp = 0; cp < 0x10000; cp++) {
+    const token = isTokenChar(cp);
+    const folded = cp < 128 ? (cp >= 65 && cp <= 90 ? cp + 32 : cp) : fold(cp);
+    table[cp] = folded | (token ? IN_TOKEN | STARTS_TOKEN : cp >= 128 && isDiacritic(cp) ? IN_TOKEN : 0);
+  }
+  return (bmp = table);
+}
+
 /** The code point SQLite's READ_UTF8 sees for the UTF-8 that Node encodes this JS character as. */
 function codePointAt(text: string, i: number): number {
   const cp = text.codePointAt(i)!;
@@ -109,34 +129,37 @@ function codePointAt(text: string, i: number): number {
   return cp;
 }
 
+/** Where a character may start a token, continue one, and what it folds to (non-BMP: computed each time). */
+function classify(table: Uint32Array, cp: number): number {
+  if (cp < 0x10000) return table[cp]!;
+  return isTokenChar(cp) ? fold(cp) | IN_TOKEN | STARTS_TOKEN : 0;
+}
+
 /** The tokens of `text` with their spans, as message_fts's tokenizer yields them. */
 export function textTokens(text: string): TextToken[] {
+  const table = bmpTable();
   const out: TextToken[] = [];
   let i = 0;
   while (i < text.length) {
     const cp = codePointAt(text, i);
-    const width = cp > 0xffff ? 2 : 1;
-    if (!isTokenChar(cp)) {
-      i += width;
+    if ((classify(table, cp) & STARTS_TOKEN) === 0) {
+      i += cp > 0xffff ? 2 : 1;
       continue;
     }
     const start = i;
-    let token = '';
+    // Most tokens fold to themselves: build a string only from the first character that changes.
+    let token: string | null = null;
     while (i < text.length) {
       const c = codePointAt(text, i);
+      const k = classify(table, c);
+      if ((k & IN_TOKEN) === 0) break;
+      const folded = k & FOLDED;
       const w = c > 0xffff ? 2 : 1;
-      if (c < 128) {
-        if (!isTokenChar(c)) break;
-        token += String.fromCharCode(c >= 65 && c <= 90 ? c + 32 : c);
-      } else if (isTokenChar(c) || isDiacritic(c)) {
-        const folded = fold(c);
-        if (folded !== 0) token += String.fromCodePoint(folded);
-      } else {
-        break;
-      }
+      if (token === null && folded !== c) token = text.slice(start, i);
+      if (token !== null && folded !== 0) token += String.fromCodePoint(folded);
       i += w;
     }
-    out.push({ token, start, end: i });
+    out.push({ token: token ?? text.slice(start, i), start, end: i });
   }
   return out;
 }
