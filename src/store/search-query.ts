@@ -172,6 +172,8 @@ class Parser {
       this.at++;
       return q;
     }
+    const before = this.pieces[this.at - 1];
+    if (before?.kind === 'word' && OPERATORS.has(before.text) && (p.kind === ')' || p.kind === ',')) throw new SearchQueryError(`${before.text} needs a term after it`);
     if (p.kind === ')') throw new SearchQueryError('a closing parenthesis has no opening one');
     if (p.kind === 'word' && OPERATORS.has(p.text)) throw new SearchQueryError(`${p.text} needs a term before and after it`);
     if (p.kind === 'word' && p.text === 'NEAR' && this.pieces[this.at + 1]?.kind === '(') return this.near();
@@ -429,7 +431,9 @@ export function toPartsQuery(q: SearchQuery): PartsQuery | null {
  * as migration 5's message_search_text view takes it: every JSON string except those under the keys
  * in UNINDEXED_KEYS, in document order, joined by newlines; content that is not JSON, as it is.
  * (JSON.parse visits integer-like object keys first and keeps only the last of duplicate keys, where
- * SQLite's json_tree keeps the text's order and both; message content has neither.)
+ * SQLite's json_tree keeps the text's order and both. Content the store wrote came from
+ * JSON.stringify, which already puts such keys first and has no duplicates: only a row edited by
+ * hand can differ, and then only in the order of its lines.)
  */
 export function searchableText(content: string): string {
   let value: unknown;
