@@ -107,6 +107,47 @@ const HOSTILE = [
   '\u202e', '\ud800', '\udc00x', 'x\ud800y', 'pelican\u202e', 'SELECT * FROM sessions', "pg_sleep(10)", '$1::tsquery',
 ];
 
+/** A small seeded generator (mulberry32), so a failure names a query that can be replayed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VOCABULARY = ['apple', 'banana', 'cherry', 'pie', 'split', 'the', 'quick', 'brown', 'lazy', 'dog', 'hello', 'world', 'buffalo',
+  'end', 'café', 'Crème', 'straße', 'ΟΔΟΣ', 'needle', 'haystack', 'more', 'words', 'here', 'alpha', 'omega', 'left', 'right', 'intern', 'x'];
+
+/** Random queries in the documented syntax over words the corpus holds. */
+function randomQueries(count: number, seed: number): string[] {
+  const next = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+  const word = (): string => {
+    const w = pick(VOCABULARY);
+    return next() < 0.2 ? `${w.slice(0, 1 + Math.floor(next() * w.length))}*` : w;
+  };
+  const term = (): string => (next() < 0.25 ? `"${word().replace('*', '')} ${word().replace('*', '')}"${next() < 0.3 ? '*' : ''}` : word());
+  const expr = (depth: number): string => {
+    const r = next();
+    if (depth > 2 || r < 0.35) return term();
+    if (r < 0.5) return `NEAR(${term()} ${term()}, ${Math.floor(next() * 12)})`;
+    if (r < 0.6) return `(${expr(depth + 1)})`;
+    return `${expr(depth + 1)} ${pick(['AND', 'OR', 'NOT', ''])} ${expr(depth + 1)}`.replace(/ {2}/, ' ');
+  };
+  return Array.from({ length: count }, () => expr(0));
+}
+
+/** Random strings over the syntax's own characters: what a confused or hostile model might send. */
+function randomNoise(count: number, seed: number): string[] {
+  const next = random(seed);
+  const atoms = ['"', '(', ')', ',', '*', ':', '^', '+', '-', "'", '\\', ' ', 'AND', 'OR', 'NOT', 'NEAR', 'body', 'a', 'pie', '1', 'é', '🎉', '\u0000', '\u202e', '\ud800', '{', '}'];
+  return Array.from({ length: count }, () => Array.from({ length: 1 + Math.floor(next() * 12) }, () => atoms[Math.floor(next() * atoms.length)]!).join(''));
+}
+
 describe('one search language on SQLite and PostgreSQL', { skip: pgUnavailableReason() ?? false, timeout: 300_000 }, () => {
   let dir: string;
   let db: Database;
@@ -229,12 +270,17 @@ describe('one search language on SQLite and PostgreSQL', { skip: pgUnavailableRe
     assert.deepEqual(search.search(alice, { query: 'NEAR(apple banana, 11)', limit: 20 }).map((h) => bySession.get(h.sessionId)).sort((a, b) => a! - b!), [14, 15, 35]);
   });
 
-  it('snippets made for PostgreSQL (snippetOf) are the ones FTS5 snippet() makes, for every query and message it matched', () => {
+  it('snippets made for PostgreSQL (snippetOf) are the ones FTS5 snippet() makes, for every query (listed and random) and message it matched', (t) => {
     const bodies = new Map((db.prepare('SELECT rowid, body FROM message_search_text').all() as { rowid: number; body: string }[]).map((r) => [r.rowid, r.body]));
     const differences: string[] = [];
     let compared = 0;
-    for (const q of QUERIES) {
-      const parsed = parseSearchQuery(q);
+    for (const q of [...QUERIES, ...randomQueries(400, 128)]) {
+      let parsed: ReturnType<typeof parseSearchQuery>;
+      try {
+        parsed = parseSearchQuery(q);
+      } catch {
+        continue; // the random test asserts these are SearchQueryErrors
+      }
       const match = toFts5(parsed);
       if (match === null) continue;
       const rows = db.prepare(`SELECT rowid, snippet(message_fts, 0, '[', ']', '…', 16) AS snippet FROM message_fts WHERE message_fts MATCH ?`).all(match) as { rowid: number; snippet: string }[];
@@ -245,7 +291,47 @@ describe('one search language on SQLite and PostgreSQL', { skip: pgUnavailableRe
       }
     }
     assert.deepEqual(differences, []);
-    assert.ok(compared > 100, `${compared} snippets compared`);
+    assert.ok(compared > 500, `${compared} snippets compared`);
+    t.diagnostic(`${compared} snippets compared`);
+  });
+
+  it('400 random queries in the syntax find the same messages on both engines (seeded)', async (t) => {
+    const differences: string[] = [];
+    let nonEmpty = 0;
+    for (const q of randomQueries(400, 128)) {
+      let want: number[];
+      try {
+        want = sqliteIds(q);
+      } catch (err) {
+        // The generator can exceed no bound but NEAR's two terms; anything else is a bug.
+        assert.ok(err instanceof SearchQueryError, `${q}: ${(err as Error).message}`);
+        continue;
+      }
+      const got = await pgIds(q);
+      if (JSON.stringify(want) !== JSON.stringify(got)) differences.push(`${q}: sqlite ${JSON.stringify(want)} postgres ${JSON.stringify(got)}`);
+      if (want.length > 0) nonEmpty++;
+    }
+    assert.deepEqual(differences, []);
+    assert.ok(nonEmpty > 100, `${nonEmpty} random queries matched something`);
+    t.diagnostic(`${nonEmpty} of 400 random queries matched something`);
+  });
+
+  it('500 random strings of syntax characters: a SearchQueryError, or the same answer on both and no FTS5 error (seeded)', async (t) => {
+    let answered = 0;
+    for (const q of randomNoise(500, 21)) {
+      let parsed: ReturnType<typeof parseSearchQuery>;
+      try {
+        parsed = parseSearchQuery(q);
+      } catch (err) {
+        assert.ok(err instanceof SearchQueryError, `${JSON.stringify(q)}: ${(err as Error).message}`);
+        continue;
+      }
+      assert.ok(parsed);
+      assert.deepEqual(await pgIds(q), sqliteIds(q), JSON.stringify(q));
+      answered++;
+    }
+    assert.ok(answered > 20, `${answered} answered`);
+    t.diagnostic(`${answered} of 500 parsed and answered alike; the rest were SearchQueryErrors`);
   });
 
   it(`${HOSTILE.length} hostile queries are a SearchQueryError or a correct answer on both, and both keep answering`, async () => {
