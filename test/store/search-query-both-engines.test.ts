@@ -11,7 +11,7 @@ import pg from 'pg';
 import { openStore, type Database } from '../../src/store/database.js';
 import { SessionStore } from '../../src/store/session-store.js';
 import { SearchQueryError, SessionSearch } from '../../src/store/session-search.js';
-import { parseSearchQuery, searchableText, snippetOf, toFts5, toPartsQuery, toTsquery, tsvectorDocuments, PART_OVERLAP_TOKENS } from '../../src/store/search-query.js';
+import { parseSearchQuery, searchableText, searchTokens, snippetOf, toFts5, toPartsQuery, toTsquery, tsvectorDocuments, PART_OVERLAP_TOKENS } from '../../src/store/search-query.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 
 const alice = { principal: 'alice' };
@@ -332,6 +332,31 @@ describe('one search language on SQLite and PostgreSQL', { skip: pgUnavailableRe
     }
     assert.ok(answered > 20, `${answered} answered`);
     t.diagnostic(`${answered} of 500 parsed and answered alike; the rest were SearchQueryErrors`);
+  });
+
+  it('every token the tokenizer can make is a lexeme PostgreSQL reads back unchanged, in a tsvector and in a tsquery', async (t) => {
+    // One token per code point that starts a token (most are unassigned in SQLite's table: still tokens).
+    const tokens = new Set<string>();
+    for (let cp = 1; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      for (const token of searchTokens(`${String.fromCodePoint(cp)}`)) tokens.add(token);
+    }
+    const text = [...tokens].join(' ');
+    const parts = tsvectorDocuments(text);
+    await client.query('CREATE TEMP TABLE every_token (part int, doc tsvector)');
+    for (const [i, doc] of parts.entries()) await client.query('INSERT INTO every_token VALUES ($1, $2::tsvector)', [i, doc]);
+    const back = await client.query<{ lexeme: string }>('SELECT DISTINCT unnest(tsvector_to_array(doc)) AS lexeme FROM every_token');
+    assert.equal(back.rows.length, tokens.size);
+    const missing = back.rows.filter((r) => !tokens.has(r.lexeme)).map((r) => r.lexeme);
+    assert.deepEqual(missing.slice(0, 5), []);
+    // And as query literals: a sample across the range matches its own part.
+    const sample = [...tokens].filter((_, i) => i % 9973 === 0);
+    for (const token of sample) {
+      const q = toTsquery(parseSearchQuery(`"${token}"`))!;
+      const hit = await client.query('SELECT count(*)::int AS n FROM every_token WHERE doc @@ $1::tsquery', [q]);
+      assert.ok(hit.rows[0].n >= 1, `token U+${token.codePointAt(0)!.toString(16)} not found by ${q}`);
+    }
+    t.diagnostic(`${tokens.size} distinct tokens in ${parts.length} parts read back; ${sample.length} queried`);
   });
 
   it(`${HOSTILE.length} hostile queries are a SearchQueryError or a correct answer on both, and both keep answering`, async () => {
