@@ -9,7 +9,7 @@
 // Syntax: words (implicit AND), "a phrase", word* (prefix), AND / OR / NOT (NOT binds tighter than
 // AND, AND tighter than OR; NOT is binary, "a NOT b"), parentheses, NEAR(a b, N) (N default 10).
 import { StoreInputError } from './store-errors.js';
-import { searchTokens, textTokens } from './search-tokens.js';
+import { searchTokens, textTokens, type TextToken } from './search-tokens.js';
 
 export { searchTokens, textTokens, type TextToken } from './search-tokens.js';
 
@@ -598,7 +598,7 @@ function windowScore(instances: readonly Instance[], from: number, width: number
 }
 
 /** Tokens that begin a sentence (fts5SentenceFinderCb): the first, and any after white space that follows '.' or ':'. */
-function sentenceStarts(text: string, tokens: readonly TextTokenSpan[]): number[] {
+function sentenceStarts(text: string, tokens: readonly TextToken[]): number[] {
   const starts: number[] = [];
   tokens.forEach((t, i) => {
     if (i === 0) return void starts.push(0);
@@ -609,10 +609,8 @@ function sentenceStarts(text: string, tokens: readonly TextTokenSpan[]): number[
   return starts;
 }
 
-type TextTokenSpan = ReturnType<typeof textTokens>[number];
-
 /** The FTS5 snippet() window start for these instances: best score, sentence starts preferred (+100, +120 at the top). */
-function snippetStart(text: string, tokens: readonly TextTokenSpan[], instances: readonly Instance[], width: number): number {
+function snippetStart(text: string, tokens: readonly TextToken[], instances: readonly Instance[], width: number): number {
   const starts = sentenceStarts(text, tokens);
   let best = 0;
   let bestStart = 0;
