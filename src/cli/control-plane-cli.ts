@@ -194,6 +194,8 @@ export interface ControlPlaneStop {
 export interface RunMembership {
   readonly approver: Approver;
   readonly memberId: string;
+  /** session_search over the other machines' runs, through their copies on the control plane (decision 127). */
+  readonly otherMachines: import('../session/shared-history.js').OtherMachinesSearch;
   /**
    * Registers the run's session there (operators on any member list it) and watches for its
    * cancel (supervisor cancel --store), which arrives through `onStop`. Returns its control-plane id.
@@ -240,6 +242,7 @@ export async function joinForRun(
     return {
       approver,
       memberId: member.id,
+      otherMachines: (scope, query, exceptRuns) => cp.searchCopiedMessages(pool, scope, query, exceptRuns),
       async attach(sessionId, principal) {
         const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
         listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));

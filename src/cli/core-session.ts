@@ -1,6 +1,7 @@
 // What `run`, `call`, `serve` and `catalog` share: their flags turned into openSession's options
 // (src/session/ assembles the session), the terminal as the approver when there is one, and the
 // session layer's refusals turned into usage errors (exit 2) with the flag that caused them.
+import type { OtherMachinesSearch } from '../session/shared-history.js';
 import { TerminalApprover, type Approver } from '../policy/index.js';
 import { loadSessionCore, openSession, SessionError, type Session } from '../session/index.js';
 import { UsageError } from './usage.js';
@@ -16,6 +17,8 @@ export interface CoreSessionOptions {
   interactive: boolean;
   /** Who answers `prompt` decisions no rule settles, over the terminal (the control plane's, with --store). */
   approver?: Approver;
+  /** With --store: session_search reaches the other machines' runs through the control plane. */
+  otherMachines?: OtherMachinesSearch;
   runtime?: string;
   /** Continue this ended session of the same principal and core instead of starting one. */
   resume?: string;
@@ -67,6 +70,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
       // The terminal inline when there is one; otherwise the session layer's fallback: an operator
       // in another terminal (--await-approval) or a clear denial naming --approve.
       ...(o.approver ? { approver: o.approver } : o.interactive && process.stdin.isTTY ? { approver: new TerminalApprover({ input: process.stdin, output: process.stderr }) } : {}),
+      ...(o.otherMachines ? { otherMachines: o.otherMachines } : {}),
       ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
       ...(o.resume !== undefined ? { resume: o.resume } : {}),
       ...(o.awaitApprovalMs !== undefined ? { awaitApprovalMs: o.awaitApprovalMs } : {}),

@@ -124,7 +124,7 @@ export async function runRun(argv: string[]): Promise<number> {
     deny: f.multi.get('deny') ?? [],
     interactive: !json,
     ...(f.value.get('resume') !== undefined ? { resume: f.value.get('resume')! } : {}),
-    ...(membership ? { approver: membership.approver } : {}),
+    ...(membership ? { approver: membership.approver, otherMachines: membership.otherMachines } : {}),
     ...(awaitApproval !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', awaitApproval) } : {}),
     onPendingApproval: (id, r) => onPendingApproval(id, r, ''),
     // Progress is for the operator only; the model sees the final result.

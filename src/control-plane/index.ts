@@ -18,3 +18,4 @@ export { changeFeedHead, changeFeedContinuousAfter, changesAfter } from './opera
 export { holdRunTask, requestTaskCancel, type RunTask } from './run-tasks.js';
 export { RunTaskMirror, type LocalTask, type RunTaskMirrorOptions } from './run-task-mirror.js';
 export { copyMessages, copyTaskLogs, readCopiedMessages, readCopiedTaskLogs, verifyCopiedMessages, type CopiedMessage, type TranscriptCheck } from './transcripts.js';
+export { messageSearchDocuments, searchCopiedMessages } from './message-search.js';

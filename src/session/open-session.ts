@@ -2,6 +2,7 @@
 // the store, start (or resume) a stored session, discover the approved MCP servers, and build the
 // EffectRuntime every call goes through. `run`, `call`, `serve`, `catalog --discover` and the
 // library (src/index.ts) all open their sessions here.
+import { sharedHistory, type OtherMachinesSearch } from './shared-history.js';
 import { join, resolve } from 'node:path';
 import { McpConnectionManager, mcpToolName, type DiscoveryResult } from '../adapters/mcp/index.js';
 import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
@@ -56,6 +57,11 @@ export interface OpenSessionOptions {
    * the host's manager instead of making its own, and lets go of what it held when it closes.
    */
   host?: SessionHost;
+  /**
+   * With a control plane: session_search over every session of the principal reaches the other
+   * machines' runs too, through their copies there (decision 127).
+   */
+  otherMachines?: OtherMachinesSearch;
 }
 
 export interface DroppedTool {
@@ -222,8 +228,20 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   const deny = [...(o.rules?.deny ?? [])];
   const delegatorFor = (budget?: DelegationBudget): SessionDelegator =>
     new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, mcpHost, secrets, tasks, fallback, deny, redact: (text: string): string => effects.redactor()(text), ...(budget ? { budget } : {}) }));
+  const history = o.otherMachines ? sharedHistory(db, o.otherMachines) : null;
   const effectsFor = (delegation: SessionDelegator): EffectRuntime =>
-    new EffectRuntime({ catalog, broker, supervisor, db, secrets, tasks, delegation, ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.onNotice ? { onNotice: o.onNotice } : {}) });
+    new EffectRuntime({
+      catalog,
+      broker,
+      supervisor,
+      db,
+      secrets,
+      tasks,
+      delegation,
+      ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+      ...(o.onNotice ? { onNotice: o.onNotice } : {}),
+      ...(history ? { history } : {}),
+    });
   let delegation = delegatorFor();
   let effects: EffectRuntime = effectsFor(delegation);
   let droppedTools = droppedToolsOf(mcp, catalog);

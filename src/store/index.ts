@@ -43,7 +43,7 @@ export {
 export { SessionNotFoundError, TurnNotFoundError, SessionEndedError, StoreInputError, ChainInconsistentError } from './store-errors.js';
 export { TaskStore, WriteScopeConflictError, type TaskRecord, type TaskStatus, type TaskStream, type TaskLogChunk, type NewTask } from './task-store.js';
 export { PENDING_SUMMARY_MAX, PendingApprovalStore, type ListedApproval, type PendingApproval, type PendingStatus } from './pending-approvals.js';
-export { SessionSearch, SearchQueryError, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
+export { SessionSearch, SearchQueryError, checkedSearch, type CheckedSearch, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_RESULTS, type SessionSearchHit, type SessionSearchQuery } from './session-search.js';
 // The search language both engines share (decision 128): the control plane indexes and queries with these.
 export {
   parseSearchQuery,

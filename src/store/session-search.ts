@@ -7,7 +7,7 @@ import type { Database } from './database.js';
 import type { PrincipalScope } from './session-store.js';
 import { flushDeferredWrites } from './event-chain.js';
 import { StoreInputError } from './store-errors.js';
-import { parseSearchQuery, SearchQueryError, toFts5 } from './search-query.js';
+import { parseSearchQuery, SearchQueryError, toFts5, type SearchQuery } from './search-query.js';
 
 export { SearchQueryError } from './search-query.js';
 
@@ -68,15 +68,8 @@ export class SessionSearch {
   /** Hits for `scope.principal`, best first. Throws SearchQueryError for a malformed query. */
   search(scope: PrincipalScope, q: SessionSearchQuery): SessionSearchHit[] {
     flushDeferredWrites(this.db);
-    const principal = (scope as PrincipalScope | undefined)?.principal;
-    if (typeof principal !== 'string' || principal.length === 0 || principal.length > 256) throw new StoreInputError('principal', 'must be a non-empty string');
-    const query = q?.query;
-    if (typeof query !== 'string' || query.trim() === '') throw new StoreInputError('query', 'must be a non-empty string');
-    if (query.length > MAX_SEARCH_QUERY_CHARS) throw new StoreInputError('query', `is ${query.length} characters, over the limit of ${MAX_SEARCH_QUERY_CHARS}`);
-    const session = q.sessionId ?? null;
-    if (session !== null && typeof session !== 'string') throw new StoreInputError('sessionId', 'must be a string or null');
-    const limit = Math.min(Math.max(1, Math.floor(Number(q.limit ?? 10)) || 1), MAX_SEARCH_RESULTS);
-    const match = toFts5(parseSearchQuery(query));
+    const { principal, parsed, sessionId: session, limit } = checkedSearch(scope, q);
+    const match = toFts5(parsed);
     if (match === null) return []; // every term was symbols only: nothing can match
     let rows: HitRow[];
     try {
@@ -95,6 +88,30 @@ export class SessionSearch {
       snippet: bounded(r.snippet ?? ''),
     }));
   }
+}
+
+/** A search as both engines take it: the principal, the parsed query, the session (or null) and the bounded limit. */
+export interface CheckedSearch {
+  principal: string;
+  parsed: SearchQuery;
+  sessionId: string | null;
+  limit: number;
+}
+
+/**
+ * Checks a search's input the one way both engines do (the SQLite store's and the control plane's,
+ * decision 127): StoreInputError naming the field, SearchQueryError for a malformed query.
+ */
+export function checkedSearch(scope: PrincipalScope, q: SessionSearchQuery): CheckedSearch {
+  const principal = (scope as PrincipalScope | undefined)?.principal;
+  if (typeof principal !== 'string' || principal.length === 0 || principal.length > 256) throw new StoreInputError('principal', 'must be a non-empty string');
+  const query = q?.query;
+  if (typeof query !== 'string' || query.trim() === '') throw new StoreInputError('query', 'must be a non-empty string');
+  if (query.length > MAX_SEARCH_QUERY_CHARS) throw new StoreInputError('query', `is ${query.length} characters, over the limit of ${MAX_SEARCH_QUERY_CHARS}`);
+  const sessionId = q.sessionId ?? null;
+  if (sessionId !== null && typeof sessionId !== 'string') throw new StoreInputError('sessionId', 'must be a string or null');
+  const limit = Math.min(Math.max(1, Math.floor(Number(q.limit ?? 10)) || 1), MAX_SEARCH_RESULTS);
+  return { principal, parsed: parseSearchQuery(query), sessionId, limit };
 }
 
 function bounded(s: string): string {

@@ -21,7 +21,7 @@ import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { localPrincipal } from '../../src/cli/principal.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { runMain } from '../helpers/cli.js';
-import { tempDir, waitForAsync } from '../helpers/procs.js';
+import { tempDirs, waitForAsync } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { script } from '../helpers/model-script.js';
 
@@ -32,12 +32,8 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
   let cluster: PgCluster;
   let url: string;
   let pool: ControlPlanePool;
-  const dirs: { remove(): void }[] = [];
-  const dir = (prefix: string): string => {
-    const d = tempDir(prefix);
-    dirs.push(d);
-    return d.path;
-  };
+  const dirs = tempDirs();
+  const dir = dirs.dir;
   before(async () => {
     cluster = await startPgCluster();
     url = await cluster.createDatabase('cp_transcripts');
@@ -45,7 +41,7 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
   after(async () => {
     await pool?.end().catch(() => undefined);
     await cluster?.stop();
-    for (const d of dirs) d.remove();
+    dirs.removeAll();
     removeTempCores();
   });
 
@@ -170,6 +166,45 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
       [thorough.status, thorough.session.links.breakAt, thorough.session.links.why],
       [1, anchoredLocalSeq, 'its kind, time or payload does not hash to the local hash it carries: the copy was edited'],
     );
+  });
+
+  it("session_search in a run on one machine finds what a run on another said, through its copy; this session's scope stays here", async () => {
+    const word = `albatross${process.pid}q${Date.now() % 100000}`;
+    // Machine 1: a run whose answer names the word.
+    const saying = makeCore({ 'agent.yaml': 'name: sayer\nmodel:\n  provider: scripted\n  script: script.yaml\n', 'script.yaml': script({ text: `the ${word} report is ready` }) });
+    const machine1 = dir('cp-search-one-');
+    const said = await runMain('run', saying, '--json', '--store', url, '--state-dir', machine1);
+    assert.equal(said.status, 0, said.stderr);
+    const saidSession = (JSON.parse(said.stdout.trim().split('\n')[0]!) as { session: string }).session;
+    // Machine 2: a run that searches every session of the principal, then only its own.
+    const asking = makeCore({
+      'agent.yaml': 'name: asker\ntoolsets: [sessions]\ngrants: [session.read, session.read:owned]\nmodel:\n  provider: scripted\n  script: script.yaml\n',
+      'script.yaml': script(
+        { tools: [{ name: 'session_search', arguments: { query: word, scope: 'owned' } }] },
+        { tools: [{ name: 'session_search', arguments: { query: word } }] },
+        { tools: [{ name: 'session_search', arguments: { query: '"unbalanced' , scope: 'owned' } }] },
+        { text: 'done' },
+      ),
+    });
+    const machine2 = dir('cp-search-two-');
+    const asked = await runMain('run', asking, '--json', '--store', url, '--approve', 'session_search', '--state-dir', machine2);
+    assert.equal(asked.status, 0, asked.stderr);
+    const results = asked.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.type === 'tool_result');
+    assert.equal(results.length, 3, asked.stdout);
+    const text = (r: Record<string, any>): string => String(r.view?.output ?? JSON.stringify(r));
+    type Found = { scope: string; count: number; results: { session_id: string; snippet: string }[] };
+    const askingSession = (JSON.parse(asked.stdout.trim().split('\n')[0]!) as { session: string }).session;
+    // The asking run's own tool call names the word too: this machine's hits first, then the other's.
+    const owned = JSON.parse(text(results[0]!)) as Found;
+    assert.deepEqual(owned.results.map((h) => h.session_id.split('@')[0]), [askingSession, saidSession], text(results[0]!));
+    const there = owned.results[1]!;
+    assert.match(there.session_id, new RegExp(`^${saidSession}@[0-9a-f-]+$`), 'the hit names the other run as the control plane lists it');
+    assert.equal(there.snippet, `the [${word}] report is ready`);
+    const own = JSON.parse(text(results[1]!)) as Found;
+    assert.ok(own.count >= 1, text(results[1]!));
+    assert.deepEqual([...new Set(own.results.map((h) => h.session_id))], [askingSession], 'the ordinary scope is this session, on this machine');
+    assert.equal(results[2]!.isError, true, JSON.stringify(results[2]));
+    assert.match(text(results[2]!), /not a valid full-text query/, 'a malformed query is refused before any round trip');
   });
 
   it("another principal reads none of a session's messages or a task's log; a writer whose lease moved, or naming another session's task, writes nothing", async () => {

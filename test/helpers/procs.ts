@@ -120,6 +120,19 @@ export function tempDir(prefix = 'supervisor-test-'): { path: string; remove(): 
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/** Temp dirs made during a suite, removed together at its end: `dir(prefix)` makes one. */
+export function tempDirs(): { dir(prefix?: string): string; removeAll(): void } {
+  const made: { remove(): void }[] = [];
+  return {
+    dir(prefix) {
+      const d = tempDir(prefix);
+      made.push(d);
+      return d.path;
+    },
+    removeAll: () => void made.splice(0).forEach((d) => d.remove()),
+  };
+}
+
 /** Every regular file under `root` (none if it does not exist): for scanning a state dir's store and artifacts. */
 export function filesUnder(root: string): string[] {
   const out: string[] = [];

@@ -64,12 +64,14 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
     }
   });
 
-  test('a process in another tree\'s cgroup belongs to that tree, whatever marker it carries', { skip: v2 === null && 'needs per-tree cgroups (cgroup v2)' }, async () => {
+  /**
+   * Trees A and B, where B's child claims to be A's: the marker a careless escapee of A would still
+   * carry. It never left B's cgroup, so A's end must not touch it (nor wait on reading its memory),
+   * and B's end must kill it.
+   */
+  async function treeAndImpostor() {
     const a = await sup.spawnTreeAsync({ command: 'sleep', args: ['30'], graceMs: 300 });
     started.add(a.spawnId);
-    // B's child claims to be A's: the marker a careless escapee of A would still carry. It never
-    // left B's cgroup, so A's end must not touch it (nor wait on reading its memory), and B's end
-    // must kill it.
     let out = '';
     const b = await sup.spawnTreeAsync({
       command: '/bin/sh',
@@ -82,6 +84,11 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
     // `ready` can be printed before the background child has exec'd sleep with the marker (its
     // environ is the one it was exec'd with): wait for the marker, do not sample once.
     const impostor = await waitFor('B\'s child carrying A\'s marker', () => markedPids(a.spawnId).find((pid) => pid !== a.pid));
+    return { a, b, impostor };
+  }
+
+  test('a process in another tree\'s cgroup belongs to that tree, whatever marker it carries', { skip: v2 === null && 'needs per-tree cgroups (cgroup v2)' }, async () => {
+    const { a, b, impostor } = await treeAndImpostor();
     const endA = await a.stop();
     assert.equal(endA.killed.descendants, 0, JSON.stringify(endA.killed));
     assert.ok(alive(impostor), 'A\'s end left B\'s process alone');
@@ -94,18 +101,7 @@ describe('trees and the supervisor share the CPU as two, not as 1 + n', { skip: 
     // The asynchronous walk skipped other trees' cgroups; the synchronous one did not. A's stop
     // falls back to it when A's leader dies during a walk (the TERM it just sent), which under
     // load is most walks: B's process carrying A's marker was then killed as A's escapee.
-    const a = await sup.spawnTreeAsync({ command: 'sleep', args: ['30'], graceMs: 300 });
-    started.add(a.spawnId);
-    let out = '';
-    const b = await sup.spawnTreeAsync({
-      command: '/bin/sh',
-      args: ['-c', 'SUPERVISOR_SPAWN_ID="$1" sleep 30 & echo ready; wait', 'sh', a.spawnId],
-      graceMs: 300,
-      onStdout: (c) => (out += c.toString()),
-    });
-    started.add(b.spawnId);
-    await waitFor('B ready', () => out.includes('ready'));
-    const impostor = await waitFor('B\'s child carrying A\'s marker', () => markedPids(a.spawnId).find((pid) => pid !== a.pid));
+    const { a, b, impostor } = await treeAndImpostor();
     // killSync is what killAllSync runs per tree at process exit; the public tree has stop() only.
     assert.ok(a instanceof LiveTree);
     const endA = a.killSync();

@@ -4,8 +4,9 @@
 // (the writer's checks: store/session-store.test.ts); on PostgreSQL the run's own copy path (the
 // ChainShipper and copyTaskLogs under its lease) then puts it on the control plane. Every read
 // below is the same question asked of each engine, with the same answer expected: order, paging,
-// turns, the exact content of a hostile message, the largest message allowed, and another
-// principal reading what a missing id reads.
+// turns, the exact content of a hostile message, the largest message allowed, another principal
+// reading what a missing id reads, and session_search (scoping, bounds, snippets, hostile query
+// text; the query language itself is compared across engines in search-query-both-engines.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +15,8 @@ import { join } from 'node:path';
 import { openStore, type Database } from '../../src/store/database.js';
 import { readEvents } from '../../src/store/event-chain.js';
 import { MAX_MESSAGE_CONTENT_BYTES, SessionStore, readStoredMessages, type MessageRole } from '../../src/store/session-store.js';
-import { SessionNotFoundError } from '../../src/store/store-errors.js';
+import { SessionNotFoundError, StoreInputError } from '../../src/store/store-errors.js';
+import { MAX_SEARCH_RESULTS, SearchQueryError, SessionSearch, type SessionSearchHit, type SessionSearchQuery } from '../../src/store/session-search.js';
 import { TaskStore, type TaskLogChunk } from '../../src/store/task-store.js';
 import {
   ChainShipper,
@@ -26,6 +28,7 @@ import {
   openPool,
   readCopiedMessages,
   readCopiedTaskLogs,
+  searchCopiedMessages,
   type ControlPlanePool,
 } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
@@ -43,6 +46,8 @@ interface ReadMessage {
 interface Engine {
   messages(principal: string, sessionId: string, afterSeq?: number, limit?: number): Promise<ReadMessage[] | undefined>;
   taskLog(principal: string, taskId: string, afterSeq?: number, limit?: number): Promise<TaskLogChunk[] | undefined>;
+  /** session_search's query on this engine; hits name sessions by the ids `publish` returned. */
+  search(principal: string, q: SessionSearchQuery): Promise<SessionSearchHit[]>;
 }
 
 /** A host's store with one written session (and task), published to the engine under test. */
@@ -53,6 +58,9 @@ interface Published {
   taskId: string;
 }
 
+/** Several sessions (any principals), each published as `publish` does one. */
+type PublishMany = (scripts: { principal: string; script: Script }[]) => Promise<{ engine: Engine; sessionIds: string[] }>;
+
 /** What a run writes: messages in and out of turns, one task with a log. */
 interface Script {
   messages: { turn: 0 | 1 | 2; role: MessageRole; content: unknown }[];
@@ -61,20 +69,20 @@ interface Script {
 
 const ALICE = { principal: 'alice' };
 
-function writeHostStore(db: Database, script: Script): { sessionId: string; taskId: string } {
+function writeHostStore(db: Database, script: Script, scope = ALICE): { sessionId: string; taskId: string } {
   const sessions = new SessionStore(db);
   const tasks = new TaskStore(db);
-  const s = sessions.createSession(ALICE, { coreDir: '/core', coreRevision: 'r1', runtime: 'local' });
+  const s = sessions.createSession(scope, { coreDir: '/core', coreRevision: 'r1', runtime: 'local' });
   const turns = new Map<number, string>();
   for (const m of script.messages) {
     if (m.turn !== 0 && !turns.has(m.turn)) {
-      for (const [, id] of turns) sessions.endTurn(ALICE, id, 'completed');
+      for (const [, id] of turns) sessions.endTurn(scope, id, 'completed');
       turns.clear();
-      turns.set(m.turn, sessions.addTurn(ALICE, s.id).id);
+      turns.set(m.turn, sessions.addTurn(scope, s.id).id);
     }
-    sessions.addMessage(ALICE, s.id, { turnId: m.turn === 0 ? null : turns.get(m.turn)!, role: m.role, content: m.content });
+    sessions.addMessage(scope, s.id, { turnId: m.turn === 0 ? null : turns.get(m.turn)!, role: m.role, content: m.content });
   }
-  const t = tasks.create(ALICE, { sessionId: s.id, kind: 'terminal', sourceTool: 'terminal', summary: 'echo' });
+  const t = tasks.create(scope, { sessionId: s.id, kind: 'terminal', sourceTool: 'terminal', summary: 'echo' });
   tasks.appendLogs(script.log.map((l) => ({ taskId: t.id, ...l })));
   return { sessionId: s.id, taskId: t.id };
 }
@@ -93,6 +101,7 @@ function sqliteEngine(db: Database): Engine {
       }
     },
     taskLog: async (principal, id, afterSeq = 0, limit = 1000) => tasks.logs({ principal }, id, { afterSeq, limit }),
+    search: async (principal, q) => new SessionSearch(db).search({ principal }, q),
   };
 }
 
@@ -103,12 +112,59 @@ function postgresEngine(pool: ControlPlanePool): Engine {
       return rows?.map((m) => ({ seq: m.seq, role: m.role, turn: m.turn, content: m.content }));
     },
     taskLog: (principal, id, afterSeq, limit) => readCopiedTaskLogs(pool, principal, id, afterSeq, limit),
+    search: (principal, q) => searchCopiedMessages(pool, { principal }, q),
   };
 }
 
 const HOSTILE_TEXT = 'nul\u0000 bidi\u202Eevil\u202C emoji 🦜 cjk 漢字 quote\' "dq" back\\slash tab\t cr\r';
 
-function transcriptSuite(engineName: string, publish: (script: Script) => Promise<Published>): void {
+const said = (principal: string, ...texts: string[]) => ({ principal, script: { messages: texts.map((text) => ({ turn: 1 as const, role: 'user' as const, content: { role: 'user', content: text } })), log: [] } });
+
+function transcriptSuite(engineName: string, publish: (script: Script) => Promise<Published>, publishMany: PublishMany): void {
+  it(`${engineName}: search finds only the principal's sessions, in either scope; the session scope stays in its session`, async () => {
+    const { engine, sessionIds } = await publishMany([said('alice', 'the secret plan mentions marmalade'), said('alice', 'marmalade again, second session'), said('bob', 'bob also likes marmalade')]);
+    const [a1, a2, b1] = sessionIds as [string, string, string];
+    assert.deepEqual(new Set((await engine.search('alice', { query: 'marmalade' })).map((h) => h.sessionId)), new Set([a1, a2]));
+    assert.deepEqual((await engine.search('alice', { query: 'marmalade', sessionId: a1 })).map((h) => [h.sessionId, h.turn, h.role]), [[a1, 1, 'user']]);
+    // Naming bob's session gives what a missing session gives: nothing.
+    assert.deepEqual(await engine.search('alice', { query: 'marmalade', sessionId: b1 }), []);
+    assert.deepEqual(await engine.search('alice', { query: 'marmalade', sessionId: 'se_missing' }), []);
+    assert.deepEqual((await engine.search('bob', { query: 'marmalade' })).map((h) => h.sessionId), [b1]);
+    assert.deepEqual(await engine.search('mallory', { query: 'marmalade' }), []);
+    await assert.rejects(engine.search('', { query: 'marmalade' }), StoreInputError);
+    assert.deepEqual((await engine.search('alice', { query: '"secret plan" NOT bob' })).map((h) => [h.sessionId, h.snippet]), [[a1, 'the [secret plan] mentions marmalade']]);
+  });
+
+  it(`${engineName}: search is bounded: at most MAX_SEARCH_RESULTS hits, snippets of a few hundred characters`, async () => {
+    const long = `${'filler '.repeat(2000)}needle ${'filler '.repeat(2000)}`;
+    const { engine } = await publishMany([said('carol', ...Array.from({ length: 40 }, () => long))]);
+    assert.equal((await engine.search('carol', { query: 'needle', limit: 1000 })).length, MAX_SEARCH_RESULTS);
+    assert.equal((await engine.search('carol', { query: 'needle' })).length, 10);
+    assert.equal((await engine.search('carol', { query: 'needle', limit: -5 })).length, 1);
+    for (const h of await engine.search('carol', { query: 'needle' })) {
+      assert.ok(h.snippet.length <= 400, `snippet of ${h.snippet.length} characters`);
+      assert.match(h.snippet, /^…filler .*\[needle\].* filler…$/);
+    }
+  });
+
+  it(`${engineName}: hostile query text is the same SearchQueryError, or the same answer, and the engine keeps answering`, async () => {
+    const { engine, sessionIds } = await publishMany([said('dave', 'hello world from the history', 'café crème at https://example.test/x?y=1')]);
+    for (const q of ['"unbalanced', 'NEAR(', '(((', ')', 'AND OR', 'NOT', '*', "'; DROP TABLE session_messages; --", 'foo: hello', 'principal: alice', 'session_id: x', '\u0000']) {
+      await assert.rejects(engine.search('dave', { query: q }), (err: unknown) => err instanceof SearchQueryError && /not a valid full-text query/.test(err.message), `query ${JSON.stringify(q)}`);
+    }
+    // One parser for both engines: the same words, naming where the query went wrong.
+    await assert.rejects(engine.search('dave', { query: '"unbalanced' }), /unbalanced double quote at character 1/);
+    for (const q of ['a\u0000b', '\u202e', 'x'.repeat(256), '^hello', 'body: hello', 'SELECT * FROM sessions', 'hello\' OR 1=1']) {
+      await assert.doesNotReject(engine.search('dave', { query: q }), `query ${JSON.stringify(q.slice(0, 20))}`);
+    }
+    assert.deepEqual((await engine.search('dave', { query: 'CAFE creme' })).map((h) => h.snippet), ['[café] [crème] at https://example.test/x?y=1'], 'case and accents fold alike');
+    assert.deepEqual((await engine.search('dave', { query: 'hist*' })).map((h) => h.snippet), ['hello world from the [history]']);
+    assert.deepEqual((await engine.search('dave', { query: 'NEAR(hello history, 3)' })).map((h) => h.sessionId), [sessionIds[0]]);
+    assert.deepEqual(await engine.search('dave', { query: 'NEAR(hello history, 2)' }), []);
+    for (const q of ['', '   ', 'x'.repeat(257), 42 as never]) await assert.rejects(engine.search('dave', { query: q }), StoreInputError);
+    assert.equal((await engine.search('dave', { query: '"hello world"' })).length, 1, 'still answering');
+  });
+
   it(`${engineName}: messages come back in order with their turns and their exact content; paging by seq`, async () => {
     const script: Script = {
       messages: [
@@ -190,12 +246,22 @@ describe('transcripts and task logs on both engines', () => {
   });
 
   describe('SQLite (this machine)', () => {
-    transcriptSuite('sqlite', async (script) => {
+    const opening = (): Database => {
       const db = hostStore();
       opened.push(db);
-      const ids = writeHostStore(db, script);
-      return { engine: sqliteEngine(db), ...ids };
-    });
+      return db;
+    };
+    transcriptSuite(
+      'sqlite',
+      async (script) => {
+        const db = opening();
+        return { engine: sqliteEngine(db), ...writeHostStore(db, script) };
+      },
+      async (many) => {
+        const db = opening();
+        return { engine: sqliteEngine(db), sessionIds: many.map((m) => writeHostStore(db, m.script, { principal: m.principal }).sessionId) };
+      },
+    );
   });
 
   const skip = pgUnavailableReason() ?? false;
@@ -215,13 +281,12 @@ describe('transcripts and task logs on both engines', () => {
       await cluster?.stop();
     });
 
-    transcriptSuite('postgres', async (script) => {
-      const db = hostStore();
-      opened.push(db);
-      const ids = writeHostStore(db, script);
-      // The run's own copy path: its session on the control plane, the chain and the messages it
-      // vouches for shipped by the ChainShipper, the task held and its log copied under the lease.
-      const lease = await createOwnedSession(member, { local_session: ids.sessionId }, `${ids.sessionId}@${member.id}`, ALICE.principal);
+    /**
+     * The run's own copy path: its session on the control plane, the chain and the messages it
+     * vouches for shipped by the ChainShipper, the task held and its log copied under the lease.
+     */
+    const copyRun = async (db: Database, ids: { sessionId: string; taskId: string }, principal: string): Promise<string> => {
+      const lease = await createOwnedSession(member, { local_session: ids.sessionId }, `${ids.sessionId}@${member.id}`, principal);
       let lost: string | null = null;
       const shipper = new ChainShipper({
         member,
@@ -233,10 +298,32 @@ describe('transcripts and task logs on both engines', () => {
       await shipper.stop();
       assert.equal(lost, null);
       await holdRunTask(member, lease, { id: ids.taskId, kind: 'terminal', summary: 'echo' });
-      const chunks = new TaskStore(db).logs(ALICE, ids.taskId, { limit: 10_000 })!;
+      const chunks = new TaskStore(db).logs({ principal }, ids.taskId, { limit: 10_000 })!;
       await copyTaskLogs(member, lease, ids.taskId, chunks);
-      db.close();
-      return { engine: postgresEngine(pool), sessionId: lease.id, taskId: ids.taskId };
-    });
+      return lease.id;
+    };
+
+    transcriptSuite(
+      'postgres',
+      async (script) => {
+        const db = hostStore();
+        try {
+          const ids = writeHostStore(db, script);
+          return { engine: postgresEngine(pool), sessionId: await copyRun(db, ids, ALICE.principal), taskId: ids.taskId };
+        } finally {
+          db.close();
+        }
+      },
+      async (many) => {
+        const db = hostStore();
+        try {
+          const sessionIds: string[] = [];
+          for (const m of many) sessionIds.push(await copyRun(db, writeHostStore(db, m.script, { principal: m.principal }), m.principal));
+          return { engine: postgresEngine(pool), sessionIds };
+        } finally {
+          db.close();
+        }
+      },
+    );
   });
 });
