@@ -7,7 +7,11 @@
 //      every 100 ms): from the kill, and from the member's last heartbeat (server clock);
 //   4. a run's chain copied to the control plane (decision 124): from a local commit to its copy
 //      there, p50/p99, with events committed every 10 ms; and a burst of 2,000 committed at once,
-//      shipped in batches of 200 (events per second).
+//      shipped in batches of 200 (events per second);
+//   5. a run's messages copied (decision 127): local commit -> copy with its search parts, p50/p99,
+//      a message every 10 ms; a burst of 500 messages of ~4 KiB (messages per second); and
+//      session_search over those copies on PostgreSQL beside the same queries on the host's SQLite
+//      store, p50 per query (decision 128's one language on both).
 // Members in 1 and 2 are in this process, each with its own pool (connections are what they share
 // with separate processes; the chaos test covers separate processes).
 //
@@ -32,10 +36,11 @@ import {
   migrateControlPlane,
   openPool,
   requestApproval,
+  searchCopiedMessages,
   type ControlPlanePool,
 } from '../src/control-plane/index.js';
 import { ownProcessIdentity } from '../src/process/index.js';
-import { appendEvent, appendEvents, openStore, readEvents, SessionStore } from '../src/store/index.js';
+import { appendEvent, appendEvents, openStore, readEvents, readStoredMessages, SessionSearch, SessionStore } from '../src/store/index.js';
 import { startPgCluster } from '../test/helpers/pg-cluster.js';
 import { progress } from './common.js';
 import { summarize, round } from './stats.js';
@@ -260,6 +265,85 @@ async function anchorLag(url: string): Promise<{ p50: number; p99: number; n: nu
   }
 }
 
+/** Words drawn for the messages and the queries: a vocabulary big enough that a word is rare. */
+const VOCABULARY = Array.from({ length: 5000 }, (_, i) => `w${(i * 7919) % 100003}`);
+const sentence = (seed: number, words: number): string => Array.from({ length: words }, (_, k) => VOCABULARY[(seed * 31 + k * 17) % VOCABULARY.length]).join(' ');
+
+/**
+ * A run's messages copied: a local session's messages (their message.added events anchored first),
+ * its ChainShipper at 250 ms, a poller on the copies every 5 ms; then a burst; then the same
+ * queries on both engines over the same messages.
+ */
+async function transcriptCopy(url: string): Promise<{ p50: number; p99: number; n: number; burstPerSecond: number; searchSqliteP50: number; searchPostgresP50: number; queries: number; messages: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-transcript-'));
+  const db = openStore(join(dir, 'supervisor.db'), { checkpointer: false });
+  const pool = await openPool(url);
+  const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'transcript' }), { reclaimEveryMs: 0 });
+  const scope = { principal: 'bench' };
+  const sessions = new SessionStore(db);
+  const local = sessions.createSession(scope, { coreDir: '/bench', coreRevision: 'r', runtime: 'local' });
+  const turn = sessions.addTurn(scope, local.id);
+  const lease = await createOwnedSession(member, {}, `${local.id}@${member.id}`, 'bench');
+  const shipper = new ChainShipper({
+    member,
+    lease,
+    read: (afterSeq, limit) => readEvents(db, local.id, { afterSeq, limit }),
+    readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, local.id, { afterSeq, throughSeq, limit }),
+    onLost: (why) => progress(`transcript: ${why}`),
+  });
+  const copied = async (): Promise<number> => (await pool.query<{ n: number | null }>('SELECT max(seq) AS n FROM session_messages WHERE session_id = $1', [lease.id])).rows[0]!.n ?? 0;
+  const say = (i: number, words: number) => sessions.addMessage(scope, local.id, { turnId: turn.id, role: 'assistant', content: { role: 'assistant', content: sentence(i, words) } });
+  try {
+    shipper.start();
+    const committedAt = new Map<number, number>();
+    const lag: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      let seen = 0;
+      while (polling || seen < Math.max(...committedAt.keys())) {
+        const top = await copied();
+        const now = performance.now();
+        for (let seq = seen + 1; seq <= top; seq++) if (committedAt.has(seq)) lag.push(now - committedAt.get(seq)!);
+        seen = Math.max(seen, top);
+        await sleep(5);
+      }
+    })();
+    for (let i = 0; i < (quick ? 40 : 200); i++) {
+      committedAt.set(say(i, 40).seq, performance.now());
+      await sleep(10);
+    }
+    polling = false;
+    await poller;
+    const t0 = performance.now();
+    let last = 0;
+    for (let i = 0; i < 500; i++) last = say(1000 + i, 600).seq;
+    while ((await copied()) < last) await sleep(5);
+    const burstMs = performance.now() - t0;
+    // The same queries, one at a time, on the host's store and on the copies.
+    const queries = Array.from({ length: quick ? 20 : 100 }, (_, i) => (i % 2 === 0 ? VOCABULARY[(i * 131) % VOCABULARY.length]! : `"${sentence(i, 2)}"`));
+    const timed = async (ask: (q: string) => unknown): Promise<number> => {
+      const each: number[] = [];
+      for (const q of queries) {
+        const t = performance.now();
+        await ask(q);
+        each.push(performance.now() - t);
+      }
+      return round(summarize(each).median);
+    };
+    const here = new SessionSearch(db);
+    const searchSqliteP50 = await timed((q) => here.search(scope, { query: q, limit: 10 }));
+    const searchPostgresP50 = await timed((q) => searchCopiedMessages(pool, scope, { query: q, limit: 10 }));
+    const s = summarize(lag);
+    return { p50: round(s.median), p99: round(s.p99), n: s.n, burstPerSecond: Math.round((500 / burstMs) * 1000), searchSqliteP50, searchPostgresP50, queries: queries.length, messages: last };
+  } finally {
+    await shipper.stop();
+    await member.leave().catch(() => {});
+    await pool.end();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const cluster = await startPgCluster();
 try {
   const url = await cluster.createDatabase('bench');
@@ -280,6 +364,8 @@ try {
   const reclaim = await reclaimTimes(url);
   progress("a run's chain copied (local commit -> its copy on the control plane)");
   const anchor = await anchorLag(url);
+  progress("a run's messages copied, and session_search over the copies");
+  const transcript = await transcriptCopy(url);
   const result = {
     effectsPerSecond: { sqlite: Math.round(sqlite), postgres1Member: Math.round(pg1), postgres3Members: Math.round(pg3), loopsPerMember: LOOPS_PER_MEMBER },
     claimLatencyMs: claims,
@@ -292,6 +378,13 @@ try {
       n: reclaim.fromKill.length,
     },
     chainCopy: { intervalMs: 250, lagP50Ms: anchor.p50, lagP99Ms: anchor.p99, n: anchor.n, burstEventsPerSecond: anchor.burstPerSecond },
+    transcriptCopy: {
+      lagP50Ms: transcript.p50,
+      lagP99Ms: transcript.p99,
+      n: transcript.n,
+      burstMessagesPerSecond: transcript.burstPerSecond,
+      searchP50Ms: { sqlite: transcript.searchSqliteP50, postgres: transcript.searchPostgresP50, queries: transcript.queries, messages: transcript.messages },
+    },
   };
   if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
@@ -302,6 +395,8 @@ try {
         `approval delivery, answer committed -> waiter woken (NOTIFY, poll off): p50 ${approvals.p50} ms, p99 ${approvals.p99} ms (n ${approvals.n})`,
         `reclaim after SIGKILL (lease 2000 ms): p50 ${result.reclaimMs.fromKillP50} ms from the kill, p50 ${result.reclaimMs.fromHeartbeatP50} ms (max ${result.reclaimMs.fromHeartbeatMax}) from the last heartbeat (n ${result.reclaimMs.n})`,
         `a run's chain copied (interval 250 ms): local commit -> copy p50 ${anchor.p50} ms, p99 ${anchor.p99} ms (n ${anchor.n}); a burst of 2,000 events copied at ${anchor.burstPerSecond}/s`,
+        `a run's messages copied with their search parts: local commit -> copy p50 ${transcript.p50} ms, p99 ${transcript.p99} ms (n ${transcript.n}); a burst of 500 ~4 KiB messages at ${transcript.burstPerSecond}/s`,
+        `session_search over ${transcript.messages} messages, p50 per query (n ${transcript.queries}): SQLite ${transcript.searchSqliteP50} ms, PostgreSQL copies ${transcript.searchPostgresP50} ms`,
       ].join('\n') + '\n',
     );
   }
