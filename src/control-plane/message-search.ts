@@ -38,10 +38,15 @@ export async function searchCopiedMessages(q: Queryable, scope: PrincipalScope, 
        SELECT p.session_id, p.seq, max(ts_rank(p.doc, $1::tsquery)) AS rank
          FROM message_search p JOIN candidates USING (session_id, seq)
         GROUP BY p.session_id, p.seq HAVING ${condition}
+     ), hits AS (
+       -- A session resumed by a later run is copied again under that run's member: one hit per
+       -- message of the local session, from its newest copy.
+       SELECT DISTINCT ON (split_part(m.session_id, '@', 1), m.seq) m.session_id, m.seq, m.turn, m.role, m.created_at, m.content, matched.rank
+         FROM matched JOIN session_messages m USING (session_id, seq) JOIN sessions s ON s.id = m.session_id
+        ORDER BY split_part(m.session_id, '@', 1), m.seq, s.created_at DESC, s.id DESC
      )
-     SELECT m.session_id, m.turn, m.role, m.created_at, m.content
-       FROM matched JOIN session_messages m USING (session_id, seq)
-      ORDER BY matched.rank DESC, m.created_at DESC, m.session_id, m.seq
+     SELECT session_id, turn, role, created_at, content FROM hits
+      ORDER BY rank DESC, created_at DESC, session_id, seq
       LIMIT $5`,
     [parts.candidate, principal, sessionId, [...exceptRuns], limit, ...parts.leaves],
   );

@@ -207,6 +207,19 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     assert.match(text(results[2]!), /not a valid full-text query/, 'a malformed query is refused before any round trip');
   });
 
+  it('logs --store: a refused server, two stores named, a task that is not yours: exit 2 naming the fix, no password, no stack', async () => {
+    const refused = await runMain('logs', 'tk_x', '--store', 'postgres://someone:hunter2@127.0.0.1:1/x');
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--store: cannot reach the control plane at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/x: .*ECONNREFUSED/);
+    const both = await runMain('logs', 'tk_x', '--store', url, '--state-dir', dir('cp-logs-both-'));
+    assert.equal(both.status, 2);
+    assert.match(both.stderr, /--store and --state-dir name two different stores; give one/);
+    const missing = await runMain('logs', 'tk_nobody', '--store', url);
+    assert.equal(missing.status, 2);
+    assert.equal(missing.stderr, 'supervisor logs: no task tk_nobody (supervisor tasks --store lists yours)\n');
+    assert.doesNotMatch(refused.stderr + both.stderr + missing.stderr, /hunter2|\n\s+at /);
+  });
+
   it("another principal reads none of a session's messages or a task's log; a writer whose lease moved, or naming another session's task, writes nothing", async () => {
     pool ??= await openPool(url);
     const member = await ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: () => undefined });

@@ -285,11 +285,11 @@ describe('transcripts and task logs on both engines', () => {
      * The run's own copy path: its session on the control plane, the chain and the messages it
      * vouches for shipped by the ChainShipper, the task held and its log copied under the lease.
      */
-    const copyRun = async (db: Database, ids: { sessionId: string; taskId: string }, principal: string): Promise<string> => {
-      const lease = await createOwnedSession(member, { local_session: ids.sessionId }, `${ids.sessionId}@${member.id}`, principal);
+    const copyRun = async (db: Database, ids: { sessionId: string; taskId: string }, principal: string, by = member, withTask = true): Promise<string> => {
+      const lease = await createOwnedSession(by, { local_session: ids.sessionId }, `${ids.sessionId}@${by.id}`, principal);
       let lost: string | null = null;
       const shipper = new ChainShipper({
-        member,
+        member: by,
         lease,
         read: (afterSeq, limit) => readEvents(db, ids.sessionId, { afterSeq, limit }),
         readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, ids.sessionId, { afterSeq, throughSeq, limit }),
@@ -297,11 +297,31 @@ describe('transcripts and task logs on both engines', () => {
       });
       await shipper.stop();
       assert.equal(lost, null);
-      await holdRunTask(member, lease, { id: ids.taskId, kind: 'terminal', summary: 'echo' });
+      if (!withTask) return lease.id;
+      await holdRunTask(by, lease, { id: ids.taskId, kind: 'terminal', summary: 'echo' });
       const chunks = new TaskStore(db).logs({ principal }, ids.taskId, { limit: 10_000 })!;
-      await copyTaskLogs(member, lease, ids.taskId, chunks);
+      await copyTaskLogs(by, lease, ids.taskId, chunks);
       return lease.id;
     };
+
+    it('postgres: a session copied again by a later run (its resume, another member) is one hit per message, from the newest copy', async () => {
+      const db = hostStore();
+      const later = await ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: () => undefined });
+      try {
+        const ids = writeHostStore(db, said('erin', 'the quokka ran', 'the quokka slept').script, { principal: 'erin' });
+        const first = await copyRun(db, ids, 'erin');
+        const second = await copyRun(db, ids, 'erin', later, false);
+        assert.notEqual(first, second);
+        assert.equal((await readCopiedMessages(pool, 'erin', first))!.length, 2, 'both copies hold the whole transcript');
+        assert.equal((await readCopiedMessages(pool, 'erin', second))!.length, 2);
+        const hits = await searchCopiedMessages(pool, { principal: 'erin' }, { query: 'quokka' });
+        assert.deepEqual(hits.map((h) => h.sessionId), [second, second]);
+        assert.deepEqual(new Set(hits.map((h) => h.snippet)), new Set(['the [quokka] ran', 'the [quokka] slept']));
+      } finally {
+        db.close();
+        await later.leave('the test ended');
+      }
+    });
 
     transcriptSuite(
       'postgres',
