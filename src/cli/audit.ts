@@ -2,7 +2,7 @@
 import { cliIo } from './io.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chainHashes, openStore, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
+import { chainHashes, openStore, readEvents, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
 import { storeUrlOf } from './control-plane-cli.js';
@@ -136,8 +136,11 @@ function verify(o: Options): number {
 
 /** How a control-plane chain's copies compare with this host's chain of the same run. */
 interface AnchorCheck {
-  /** here: this state dir holds the run and every copy was compared; elsewhere: it does not; none: no copies. */
-  where: 'here' | 'elsewhere' | 'none';
+  /**
+   * here: this state dir holds the run and every copy was compared; elsewhere: it does not;
+   * imported: its session here was taken over from this copy (decision 129), a chain of its own; none: no copies.
+   */
+  where: 'here' | 'elsewhere' | 'imported' | 'none';
   localSession: string | null;
   anchors: number;
   matched: number;
@@ -145,10 +148,19 @@ interface AnchorCheck {
   differsAt: number | null;
 }
 
-function checkAnchors(db: Database | null, anchors: readonly { localSession: string; localSeq: number; localHash: string }[]): AnchorCheck {
+/** The control-plane copy this store's session was imported from, if it was (its chain's first event says). */
+function importedFrom(db: Database, sessionId: string): string | null {
+  const first = readEvents(db, sessionId, { limit: 1 })[0];
+  const from = (first?.payload as { imported_from?: { session?: unknown } } | undefined)?.imported_from?.session;
+  return typeof from === 'string' ? from : null;
+}
+
+function checkAnchors(db: Database | null, copy: string, anchors: readonly { localSession: string; localSeq: number; localHash: string }[]): AnchorCheck {
   const localSession = anchors[0]?.localSession ?? null;
   if (localSession === null) return { where: 'none', localSession, anchors: 0, matched: 0, differsAt: null };
   if (db === null || !sessionKnown(db, localSession)) return { where: 'elsewhere', localSession, anchors: anchors.length, matched: 0, differsAt: null };
+  // The same session id here, but a chain of its own that began by importing this copy: nothing to compare.
+  if (importedFrom(db, localSession) === copy) return { where: 'imported', localSession, anchors: anchors.length, matched: 0, differsAt: null };
   const local = chainHashes(db, localSession);
   let matched = 0;
   let differsAt: number | null = null;
@@ -165,6 +177,8 @@ function anchorText(a: AnchorCheck): string {
       return 'no copies of a host chain';
     case 'elsewhere':
       return `${a.anchors} event(s) copied from run ${a.localSession}, which this state dir does not hold (check it on its host)`;
+    case 'imported':
+      return `${a.anchors} event(s) copied from run ${a.localSession} on another machine; this state dir's ${a.localSession} was resumed from this copy and has a chain of its own`;
     case 'here':
       return a.differsAt === null
         ? `all ${a.anchors} copied event(s) match this host's chain of ${a.localSession}`
@@ -192,7 +206,7 @@ async function verifyOnControlPlane(o: Options, url: string): Promise<number> {
   const db = existsSync(localFile) ? openStore(localFile, { checkpointer: false }) : null;
   let results;
   try {
-    results = chains.map((c) => ({ ...c.verification, anchors: checkAnchors(db, c.anchors), links: c.links, transcript: c.transcript }));
+    results = chains.map((c) => ({ ...c.verification, anchors: checkAnchors(db, c.verification.sessionId, c.anchors), links: c.links, transcript: c.transcript }));
   } finally {
     db?.close();
   }

@@ -196,11 +196,13 @@ export interface RunMembership {
   readonly memberId: string;
   /** session_search over the other machines' runs, through their copies on the control plane (decision 127). */
   readonly otherMachines: import('../session/shared-history.js').OtherMachinesSearch;
+  /** --resume of a session another machine ran: its checked copy there (decision 129). */
+  readonly resumeElsewhere: import('../session/resume-elsewhere.js').ResumeElsewhere;
   /**
    * Registers the run's session there (operators on any member list it) and watches for its
    * cancel (supervisor cancel --store), which arrives through `onStop`. Returns its control-plane id.
    */
-  attach(sessionId: string, principal: string): Promise<string>;
+  attach(sessionId: string, principal: string, coreName: string): Promise<string>;
   /** Ends the run's control-plane sessions with its status, stops listening and leaves. */
   leave(status: string): Promise<void>;
 }
@@ -243,8 +245,15 @@ export async function joinForRun(
       approver,
       memberId: member.id,
       otherMachines: (scope, query, exceptRuns) => cp.searchCopiedMessages(pool, scope, query, exceptRuns),
-      async attach(sessionId, principal) {
-        const lease = await controlPlane(() => approver.sessionFor(sessionId, principal));
+      resumeElsewhere: async (principal, id) => {
+        const copy = await controlPlane(() => cp.resumableCopy(pool, principal, id));
+        if (copy === undefined || 'refused' in copy) return copy;
+        const name = copy.created.core_name;
+        return { from: copy.sessionId, head: copy.head, coreName: typeof name === 'string' ? name : null, messages: copy.messages, notCopied: copy.notCopied };
+      },
+      async attach(sessionId, principal, coreName) {
+        // The core's name goes with it: a run on another machine resumes it only with that core (decision 129).
+        const lease = await controlPlane(() => approver.sessionFor(sessionId, principal, { core_name: coreName }));
         listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));
         mirror = await mirrorRun(cp, { member, lease, listener, stateDir: o.stateDir, sessionId, principal, onLost: lost });
         return lease.id;

@@ -1,10 +1,11 @@
 // What `run`, `call`, `serve` and `catalog` share: their flags turned into openSession's options
 // (src/session/ assembles the session), the terminal as the approver when there is one, and the
 // session layer's refusals turned into usage errors (exit 2) with the flag that caused them.
-import type { OtherMachinesSearch } from '../session/shared-history.js';
 import { TerminalApprover, type Approver } from '../policy/index.js';
 import { loadSessionCore, openSession, SessionError, type Session } from '../session/index.js';
 import { UsageError } from './usage.js';
+import type { OtherMachinesSearch } from '../session/shared-history.js';
+import type { ResumeElsewhere } from '../session/resume-elsewhere.js';
 
 export { localPrincipal } from './principal.js';
 
@@ -19,6 +20,8 @@ export interface CoreSessionOptions {
   approver?: Approver;
   /** With --store: session_search reaches the other machines' runs through the control plane. */
   otherMachines?: OtherMachinesSearch;
+  /** With --store: --resume takes over a session another machine ran, from its copy there. */
+  resumeElsewhere?: ResumeElsewhere;
   runtime?: string;
   /** Continue this ended session of the same principal and core instead of starting one. */
   resume?: string;
@@ -71,6 +74,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
       // in another terminal (--await-approval) or a clear denial naming --approve.
       ...(o.approver ? { approver: o.approver } : o.interactive && process.stdin.isTTY ? { approver: new TerminalApprover({ input: process.stdin, output: process.stderr }) } : {}),
       ...(o.otherMachines ? { otherMachines: o.otherMachines } : {}),
+      ...(o.resumeElsewhere ? { resumeElsewhere: o.resumeElsewhere } : {}),
       ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
       ...(o.resume !== undefined ? { resume: o.resume } : {}),
       ...(o.awaitApprovalMs !== undefined ? { awaitApprovalMs: o.awaitApprovalMs } : {}),

@@ -124,7 +124,7 @@ export async function runRun(argv: string[]): Promise<number> {
     deny: f.multi.get('deny') ?? [],
     interactive: !json,
     ...(f.value.get('resume') !== undefined ? { resume: f.value.get('resume')! } : {}),
-    ...(membership ? { approver: membership.approver, otherMachines: membership.otherMachines } : {}),
+    ...(membership ? { approver: membership.approver, otherMachines: membership.otherMachines, resumeElsewhere: membership.resumeElsewhere } : {}),
     ...(awaitApproval !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', awaitApproval) } : {}),
     onPendingApproval: (id, r) => onPendingApproval(id, r, ''),
     // Progress is for the operator only; the model sees the final result.
@@ -141,7 +141,7 @@ export async function runRun(argv: string[]): Promise<number> {
   }
   try {
     // Listed on the control plane from the start, and cancellable from any member.
-    await membership?.attach(s.id, s.principal);
+    await membership?.attach(s.id, s.principal, s.core.agent.name);
   } catch (err) {
     await s.close('failed');
     await membership?.leave('failed');

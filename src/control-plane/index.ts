@@ -19,3 +19,4 @@ export { holdRunTask, requestTaskCancel, type RunTask } from './run-tasks.js';
 export { RunTaskMirror, type LocalTask, type RunTaskMirrorOptions } from './run-task-mirror.js';
 export { copyMessages, copyTaskLogs, readCopiedMessages, readCopiedTaskLogs, verifyCopiedMessages, type CopiedMessage, type TranscriptCheck } from './transcripts.js';
 export { messageSearchDocuments, searchCopiedMessages } from './message-search.js';
+export { resumableCopy, type ResumableCopy } from './resume-copy.js';

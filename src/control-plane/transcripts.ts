@@ -145,3 +145,4 @@ export async function verifyCopiedMessages(q: Queryable, sessionId: string): Pro
   }
   return { messages: rows.rows.length, differsAt: null, why: null };
 }
+

@@ -80,12 +80,12 @@ export class ControlPlaneApprover implements Approver {
   /**
    * The control-plane session of local session `sessionId` (made on first use, owned by this
    * member): one per local session and member, so a session resumed by a later run (another
-   * member) gets a row of its own.
+   * member) gets a row of its own. `described` joins its creation payload (the first call's only).
    */
-  sessionFor(sessionId: string, principal: string): Promise<Lease> {
+  sessionFor(sessionId: string, principal: string, described: Record<string, unknown> = {}): Promise<Lease> {
     let lease = this.leases.get(sessionId);
     if (!lease) {
-      lease = createOwnedSession(this.o.member, { ...this.o.sessionPayload, local_session: sessionId }, `${sessionId}@${this.o.member.id}`, principal);
+      lease = createOwnedSession(this.o.member, { ...this.o.sessionPayload, ...described, local_session: sessionId }, `${sessionId}@${this.o.member.id}`, principal);
       this.leases.set(sessionId, lease);
     }
     return lease;

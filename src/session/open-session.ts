@@ -2,7 +2,6 @@
 // the store, start (or resume) a stored session, discover the approved MCP servers, and build the
 // EffectRuntime every call goes through. `run`, `call`, `serve`, `catalog --discover` and the
 // library (src/index.ts) all open their sessions here.
-import { sharedHistory, type OtherMachinesSearch } from './shared-history.js';
 import { join, resolve } from 'node:path';
 import { McpConnectionManager, mcpToolName, type DiscoveryResult } from '../adapters/mcp/index.js';
 import { buildCatalog, identityInputFor, type ResolvedEffectCatalog } from '../catalog/index.js';
@@ -25,6 +24,8 @@ import { coreFingerprint } from './core-watch.js';
 import { mcpSecretResolver } from './secret-policy.js';
 import { defaultStateDir } from './state-dir.js';
 import type { SessionHost } from './session-host.js';
+import { sharedHistory, type OtherMachinesSearch } from './shared-history.js';
+import { importElsewhere, type ResumeElsewhere } from './resume-elsewhere.js';
 
 export interface OpenSessionOptions {
   /** The core directory (agent.yaml and the folders it names). */
@@ -62,6 +63,11 @@ export interface OpenSessionOptions {
    * machines' runs too, through their copies there (decision 127).
    */
   otherMachines?: OtherMachinesSearch;
+  /**
+   * With a control plane: `resume` names a session this store does not hold, which another
+   * machine ran; it is taken over from its copy there (decision 129).
+   */
+  resumeElsewhere?: ResumeElsewhere;
 }
 
 export interface DroppedTool {
@@ -188,7 +194,11 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
       ? new StoreApprover({ db, waitMs: o.awaitApprovalMs!, ...(o.onPendingApproval ? { onPending: o.onPendingApproval } : {}) })
       : new NonInteractiveApprover());
   const sessions = new SessionStore(db);
-  const session = startOrResume(o, { sessions, stateDir, core, principal, owner: supervisor.owner });
+  const localId = o.resume?.split('@')[0];
+  const elsewhere = localId !== undefined && o.resumeElsewhere && !sessions.getSession({ principal }, localId) ? await o.resumeElsewhere(principal, o.resume!) : undefined;
+  const session = elsewhere
+    ? importElsewhere(elsewhere, { id: localId!, sessions, core, principal, runtime: o.runtime ?? core.agent.runtime, owner: supervisor.owner, ...(o.onNotice ? { onNotice: o.onNotice } : {}) })
+    : startOrResume(o, { sessions, stateDir, core, principal, owner: supervisor.owner });
   // How the stored session ends: close(status), or failed when the open itself fails after this.
   let endStatus: SessionStatus = 'failed';
   opened.defer(() => sessions.endSession({ principal }, session.id, endStatus));
@@ -384,13 +394,22 @@ function startOrResume(
     const created = sessions.createSession({ principal }, { coreDir: core.dir, coreRevision: core.revision, runtime: o.runtime ?? core.agent.runtime, owner: c.owner });
     return { id: created.id, history: [] };
   }
-  const prior = sessions.getSession({ principal }, o.resume);
-  if (!prior) throw new SessionError('RESUME_REFUSED', `no session ${o.resume} of yours in ${c.stateDir} (supervisor sessions lists them)`);
-  if (prior.coreDir !== core.dir) throw new SessionError('RESUME_REFUSED', `session ${o.resume} ran the core ${prior.coreDir}, not ${core.dir}; resume it with that core`);
-  if (prior.status === 'running') {
-    throw new SessionError('RESUME_REFUSED', `session ${o.resume} is running already (another run holds it; if that run died, its session is marked interrupted at the next start or by supervisor reconcile)`);
+  // A copy's control-plane id (`local@member`) names the local session it copies.
+  const id = o.resume.split('@')[0]!;
+  const prior = sessions.getSession({ principal }, id);
+  if (!prior) {
+    throw new SessionError(
+      'RESUME_REFUSED',
+      o.resumeElsewhere
+        ? `no session ${o.resume} of yours in ${c.stateDir} or on the control plane (supervisor sessions --store lists them)`
+        : `no session ${o.resume} of yours in ${c.stateDir} (supervisor sessions lists them)`,
+    );
   }
-  const resumed = sessions.resumeSession({ principal }, o.resume, { coreRevision: core.revision, owner: c.owner });
+  if (prior.coreDir !== core.dir) throw new SessionError('RESUME_REFUSED', `session ${id} ran the core ${prior.coreDir}, not ${core.dir}; resume it with that core`);
+  if (prior.status === 'running') {
+    throw new SessionError('RESUME_REFUSED', `session ${id} is running already (another run holds it; if that run died, its session is marked interrupted at the next start or by supervisor reconcile)`);
+  }
+  const resumed = sessions.resumeSession({ principal }, id, { coreRevision: core.revision, owner: c.owner });
   return { id: resumed.id, history: sessions.listMessages({ principal }, resumed.id, { limit: 10_000 }).map((m) => m.content) };
 }
 

@@ -186,6 +186,7 @@ export class SessionStore {
     this.now = options.now ?? Date.now;
     this.q = {
       owned: db.prepare('SELECT * FROM sessions WHERE id = ? AND principal = ?'),
+      exists: db.prepare('SELECT 1 FROM sessions WHERE id = ?'),
       insertSession: db.prepare(`INSERT INTO sessions (id, principal, core_dir, core_revision, runtime, status, created_at, owner_pid, owner_start_marker)
         VALUES (@id, @principal, @coreDir, @coreRevision, @runtime, 'running', @createdAt, @ownerPid, @ownerStartMarker)`),
       endSession: db.prepare('UPDATE sessions SET status = ?, ended_at = ? WHERE id = ?'),
@@ -229,6 +230,54 @@ export class SessionStore {
     this.write(() => {
       this.q.insertSession.run({ id: row.id, principal, coreDir: row.core_dir, coreRevision: row.core_revision, runtime: row.runtime, createdAt: row.created_at, ...owner });
       appendPreparedEvent(this.db, row.id, 'session.created', prepareEvent('session.created', payload, row.created_at), row.created_at, true);
+    });
+    return sessionOf(row);
+  }
+
+  /**
+   * Takes over a session another machine ran, from its copy on the control plane (decision 129):
+   * created here under the same id, running, owned by `owner`, its chain opened by
+   * `session.created` naming the copy it came from and that copy's head; then each message of the
+   * copy in order, through the same checks and with the same `message.added` (and so the same
+   * content digest) as a message written here. The copied messages carry no turns here. All of it
+   * in one transaction, or nothing. An id this store holds already is refused.
+   */
+  importSession(
+    scope: PrincipalScope,
+    init: {
+      id: string;
+      coreDir: string;
+      coreRevision: string;
+      runtime: string;
+      owner?: SessionOwner;
+      importedFrom: { session: string; head: string | null };
+      messages: readonly { role: MessageRole; content: unknown }[];
+    },
+  ): SessionRecord {
+    const principal = principalOf(scope);
+    const id = text('id', init?.id, 64);
+    if (!/^se_[0-9a-f]{24}$/.test(id)) throw new StoreInputError('id', `${JSON.stringify(id)} is not a session id (se_ and 24 hex digits)`);
+    const row: SessionRow = {
+      id,
+      principal,
+      core_dir: text('coreDir', init.coreDir, 4096),
+      core_revision: text('coreRevision', init.coreRevision, 256),
+      runtime: text('runtime', init.runtime, 64),
+      status: 'running',
+      created_at: this.now(),
+      ended_at: null,
+      end_reason: null,
+    };
+    const owner = ownerOf(init.owner);
+    const from = { session: text('importedFrom.session', init.importedFrom?.session, 256), head: init.importedFrom.head };
+    const payload = { principal, core_dir: row.core_dir, core_revision: row.core_revision, runtime: row.runtime, imported_from: { ...from, messages: init.messages.length } };
+    // Each message is checked before anything is written, as addMessage checks it.
+    const writes = init.messages.map((m) => this.messageWrite(scope, id, m));
+    this.write(() => {
+      if (this.q.exists.get(id)) throw new StoreInputError('id', `session ${id} is in this store already; resume it here (supervisor run --resume ${id})`);
+      this.q.insertSession.run({ id, principal, coreDir: row.core_dir, coreRevision: row.core_revision, runtime: row.runtime, createdAt: row.created_at, ...owner });
+      appendPreparedEvent(this.db, id, 'session.created', prepareEvent('session.created', payload, row.created_at), row.created_at, true);
+      for (const write of writes) write();
     });
     return sessionOf(row);
   }

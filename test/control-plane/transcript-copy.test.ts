@@ -207,6 +207,72 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     assert.match(text(results[2]!), /not a valid full-text query/, 'a malformed query is refused before any round trip');
   });
 
+  it('run --resume on another machine takes the session over from its copy: the same id, its messages as history, its chain there; a doctored copy, a running one or another core is refused', async () => {
+    const word = `quokka${process.pid}r${Date.now() % 100000}`;
+    const agent = (name: string, grants = '') => `name: ${name}\ntoolsets: [sessions]\ngrants: [session.read${grants}]\nmodel:\n  provider: scripted\n  script: script.yaml\n`;
+    // Machine A runs a session and ends it.
+    const machineA = dir('cp-resume-a-');
+    const first = await runMain('run', makeCore({ 'agent.yaml': agent('notes'), 'script.yaml': script({ text: `remember the ${word}` }) }), '--json', '--prompt', 'first', '--store', url, '--state-dir', machineA);
+    assert.equal(first.status, 0, first.stderr);
+    const id = (JSON.parse(first.stdout.trim().split('\n')[0]!) as { session: string }).session;
+    pool ??= await openPool(url);
+    const copyA = (await pool.query<{ id: string }>("SELECT id FROM sessions WHERE split_part(id, '@', 1) = $1", [id])).rows[0]!.id;
+
+    // Machine B has the same core (another directory) and never saw the session.
+    const machineB = dir('cp-resume-b-');
+    const coreB = makeCore({ 'agent.yaml': agent('notes'), 'script.yaml': script({ tools: [{ name: 'session_search', arguments: { query: word } }] }, { text: 'resumed' }) });
+    const resumed = await runMain('run', coreB, '--json', '--prompt', 'second', '--resume', id, '--approve', 'session_search', '--store', url, '--state-dir', machineB);
+    assert.equal(resumed.status, 0, resumed.stderr);
+    const lines = resumed.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    assert.equal(lines.find((l) => typeof l.session === 'string')!.session, id, 'the same session id on machine B');
+    const aMessages = (await pool.query<{ role: string; content: string }>('SELECT role, content FROM session_messages WHERE session_id = $1 ORDER BY seq', [copyA])).rows;
+    assert.ok(aMessages.length >= 2);
+    assert.match(JSON.stringify(lines.filter((l) => l.type === 'notice')), new RegExp(`resumed from its copy ${copyA} on the control plane: ${aMessages.length} message\\(s\\)`));
+    // Its history is there: this session's own search (machine B's store alone) finds what A said.
+    const search = JSON.parse(lines.find((l) => l.type === 'tool_result')!.view.output) as { count: number; results: { session_id: string; snippet: string }[] };
+    assert.ok(search.results.some((h) => h.session_id === id && h.snippet === `remember the [${word}]`), JSON.stringify(search.results));
+    const local = new SqliteDatabase(join(machineB, 'supervisor.db'), { readonly: true });
+    try {
+      const bMessages = local.prepare('SELECT role, content FROM messages WHERE session_id = ? ORDER BY seq').all(id) as { role: string; content: string }[];
+      assert.deepEqual(bMessages.slice(0, aMessages.length), aMessages, 'A\'s messages first, as A stored them');
+      assert.ok(bMessages.length > aMessages.length, 'then the new turn');
+      const created = JSON.parse((local.prepare('SELECT payload FROM runtime_events WHERE session_id = ? AND seq = 1').get(id) as { payload: string }).payload) as { imported_from: { session: string; head: string; messages: number } };
+      assert.deepEqual([created.imported_from.session, created.imported_from.messages], [copyA, aMessages.length]);
+      assert.match(created.imported_from.head, /^[0-9a-f]{64}$/);
+    } finally {
+      local.close();
+    }
+    assert.equal((await runMain('audit', 'verify', '--session', id, '--state-dir', machineB)).status, 0, 'its chain on B verifies');
+    const both = await runMain('audit', 'verify', '--store', url, '--session', id, '--state-dir', machineB, '--json');
+    assert.equal(both.status, 0, both.stdout);
+    const checked = (JSON.parse(both.stdout) as { sessions: { sessionId: string; anchors: { where: string } }[] }).sessions;
+    assert.deepEqual(checked.map((c) => [c.sessionId === copyA ? 'A' : 'B', c.anchors.where]).sort(), [['A', 'imported'], ['B', 'here']]);
+
+    // Refused, and nothing written on C: a copy doctored on the control plane, another core, a running copy.
+    const machineC = dir('cp-resume-c-');
+    const tryOnC = (core: string) => runMain('run', core, '--resume', id, '--store', url, '--state-dir', machineC);
+    const copyB = checked.map((c) => c.sessionId).find((x) => x !== copyA)!;
+    await pool.query("UPDATE session_messages SET content = replace(content, 'remember', 'forget') WHERE session_id = $1", [copyB]);
+    const doctored = await tryOnC(coreB);
+    assert.equal(doctored.status, 2);
+    assert.match(doctored.stderr, new RegExp(`session ${id} cannot be resumed here: its copied message seq \\d+ is not what its chain vouches for .*supervisor audit verify --store`));
+    await pool.query("UPDATE session_messages SET content = replace(content, 'forget', 'remember') WHERE session_id = $1", [copyB]);
+    const other = await tryOnC(makeCore({ 'agent.yaml': agent('other-notes'), 'script.yaml': script({ text: 'x' }) }));
+    assert.equal(other.status, 2);
+    assert.match(other.stderr, /ran the core named "notes", not "other-notes"; resume it with that core/);
+    await pool.query("UPDATE sessions SET status = 'running' WHERE id = $1", [copyB]);
+    const running = await tryOnC(coreB);
+    assert.equal(running.status, 2);
+    assert.match(running.stderr, new RegExp(`session ${id} is running on another machine \\(${copyB.replace('.', '\\.')}\\); cancel it there first`));
+    await pool.query("UPDATE sessions SET status = 'ended' WHERE id = $1", [copyB]);
+    const none = await runMain('run', coreB, '--resume', 'se_000000000000000000000000', '--store', url, '--state-dir', machineC);
+    assert.equal(none.status, 2);
+    assert.match(none.stderr, /no session se_0{24} of yours in .* or on the control plane \(supervisor sessions --store lists them\)/);
+    assert.doesNotMatch(doctored.stderr + other.stderr + running.stderr + none.stderr, /\n\s+at /);
+    const onC = await runMain('sessions', '--state-dir', machineC, '--json');
+    assert.deepEqual((JSON.parse(onC.stdout) as { sessions: unknown[] }).sessions, [], 'nothing was imported on C');
+  });
+
   it('logs --store: a refused server, two stores named, a task that is not yours: exit 2 naming the fix, no password, no stack', async () => {
     const refused = await runMain('logs', 'tk_x', '--store', 'postgres://someone:hunter2@127.0.0.1:1/x');
     assert.equal(refused.status, 2);

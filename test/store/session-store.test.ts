@@ -291,3 +291,33 @@ test('reconciliation leaves a live owner’s session alone and interrupts a dead
   assert.deepEqual([resumed.status, resumed.endReason], ['running', null]);
   assert.deepEqual(reconcileDeadOwners(db, alive, 1).sessions, []);
 });
+
+test('a session imported from another machine keeps its id, its messages and their digests; a bad import writes nothing', (t) => {
+  const { db, store } = setup(t);
+  const id = 'se_0123456789abcdef01234567';
+  const messages = [
+    { role: 'user' as const, content: { role: 'user', content: 'first' } },
+    { role: 'assistant' as const, content: { role: 'assistant', content: 'noted', n: [2, 1] } },
+  ];
+  const from = { session: `${id}@member-a`, head: 'a'.repeat(64) };
+  const owner = { pid: process.pid, startMarker: 'linux:boot:1' };
+  // Each refusal is checked before anything is written.
+  assert.throws(() => store.importSession(alice, { ...core, id: 'se_../../x', importedFrom: from, messages }), /is not a session id/);
+  assert.throws(() => store.importSession(alice, { ...core, id, importedFrom: from, messages: [{ role: 'wizard' as never, content: 'x' }] }), StoreInputError);
+  assert.equal(store.getSession(alice, id), undefined, 'nothing was written');
+  assert.equal(db.prepare('SELECT count(*) FROM runtime_events WHERE session_id = ?').pluck().get(id), 0);
+
+  const s = store.importSession(alice, { ...core, id, owner, importedFrom: from, messages });
+  assert.deepEqual([s.id, s.status], [id, 'running']);
+  assert.deepEqual(store.listMessages(alice, id).map((m) => [m.seq, m.role, m.turnId, m.content]), messages.map((m, i) => [i + 1, m.role, null, m.content]));
+  const events = store.listEvents(alice, id);
+  assert.deepEqual(events.map((e) => e.kind), ['session.created', 'message.added', 'message.added']);
+  assert.deepEqual((events[0]!.payload as { imported_from: unknown }).imported_from, { ...from, messages: 2 });
+  const stored = db.prepare('SELECT content FROM messages WHERE session_id = ? AND seq = 2').pluck().get(id) as string;
+  assert.equal((events[2]!.payload as { content_sha256: string }).content_sha256, createHash('sha256').update(stored).digest('hex'));
+  assert.deepEqual(verifyChain(db, id), { ok: true, sessionId: id, count: 3, head: events[2]!.hash });
+  // The same id again (here, or another principal's): refused, the first import untouched.
+  assert.throws(() => store.importSession(alice, { ...core, id, importedFrom: from, messages }), /is in this store already/);
+  assert.throws(() => store.importSession({ principal: 'bob' }, { ...core, id, importedFrom: from, messages }), /is in this store already/);
+  assert.equal(store.listMessages(alice, id).length, 2);
+});
