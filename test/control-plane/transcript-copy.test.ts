@@ -21,7 +21,7 @@ import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { localPrincipal } from '../../src/cli/principal.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
 import { runMain } from '../helpers/cli.js';
-import { tempDirs, waitForAsync } from '../helpers/procs.js';
+import { pidsWithCmdline, tempDirs, waitFor, waitForAsync } from '../helpers/procs.js';
 import { makeCore, removeTempCores } from '../core/temp-core.js';
 import { script } from '../helpers/model-script.js';
 
@@ -271,6 +271,53 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     assert.doesNotMatch(doctored.stderr + other.stderr + running.stderr + none.stderr, /\n\s+at /);
     const onC = await runMain('sessions', '--state-dir', machineC, '--json');
     assert.deepEqual((JSON.parse(onC.stdout) as { sessions: unknown[] }).sessions, [], 'nothing was imported on C');
+  });
+
+  it('a machine that dies mid-session: its session is reclaimed as interrupted, and a run on another machine resumes it from what was copied', async () => {
+    const marker = `sleep ${400 + Math.floor(Math.random() * 1000) / 1000}`;
+    const agent = 'name: worker\ntoolsets: [terminal]\ngrants: [terminal.exec]\napproval:\n  default: auto\nmodel:\n  provider: scripted\n  script: script.yaml\n';
+    const machineA = dir('cp-dies-a-');
+    const run = spawn(process.execPath, [BIN, 'run', makeCore({ 'agent.yaml': agent, 'script.yaml': script({ tools: [{ name: 'terminal', arguments: { command: marker } }] }, { text: 'never' }) }), '--json', '--prompt', 'start the long job', '--approve', 'terminal', '--store', url, '--state-dir', machineA], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    const exited = new Promise((r) => run.once('exit', r));
+    pool ??= await openPool(url);
+    let sweeper: ControlPlaneMember | null = null;
+    try {
+      await waitFor('the job to run', () => pidsWithCmdline(marker).length > 0, 30_000);
+      // A member elsewhere, sweeping for dead members as every member does (the run migrated the schema).
+      sweeper = await ControlPlaneMember.join(pool, ownProcessIdentity(), { onFenced: () => undefined, reclaimEveryMs: 100 });
+      const id = (JSON.parse(out.trim().split('\n')[0]!) as { session: string }).session;
+      // Wait until the messages so far are copied, then the machine dies (the job's tree is its host's to clean up).
+      await waitForAsync('the messages copied', async () => ((await pool.query('SELECT 1 FROM session_messages WHERE split_part(session_id, $2, 1) = $1', [id, '@'])).rowCount ?? 0) >= 2 || null, 30_000);
+      run.kill('SIGKILL');
+      await exited;
+      for (const pid of pidsWithCmdline(marker)) process.kill(pid, 'SIGKILL');
+      const status = await waitForAsync('its session reclaimed', async () => {
+        const r = await pool.query<{ status: string }>('SELECT status FROM sessions WHERE split_part(id, $2, 1) = $1', [id, '@']);
+        return r.rows[0]?.status === 'interrupted' ? r.rows[0].status : null;
+      }, 20_000);
+      assert.equal(status, 'interrupted');
+
+      const machineB = dir('cp-dies-b-');
+      const coreB = makeCore({ 'agent.yaml': agent, 'script.yaml': script({ text: 'picked up where it stopped' }) });
+      const resumed = await runMain('run', coreB, '--json', '--prompt', 'go on', '--resume', id, '--store', url, '--state-dir', machineB);
+      assert.equal(resumed.status, 0, resumed.stderr);
+      const lines = resumed.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+      assert.match(JSON.stringify(lines.filter((l) => l.type === 'notice')), /resumed from its copy .* on the control plane: \d+ message\(s\)/);
+      assert.equal(lines.at(-1)!.outcome, 'completed');
+      const local = new SqliteDatabase(join(machineB, 'supervisor.db'), { readonly: true });
+      try {
+        const users = (local.prepare("SELECT content FROM messages WHERE session_id = ? AND role = 'user' ORDER BY seq").all(id) as { content: string }[]).map((m) => JSON.parse(m.content).content);
+        assert.deepEqual(users, ['start the long job', 'go on'], 'the first machine\'s prompt is the history, then the new one');
+      } finally {
+        local.close();
+      }
+    } finally {
+      if (run.exitCode === null && run.signalCode === null) run.kill('SIGKILL');
+      for (const pid of pidsWithCmdline(marker)) process.kill(pid, 'SIGKILL');
+      await sweeper?.leave('the test ended');
+    }
   });
 
   it('logs --store: a refused server, two stores named, a task that is not yours: exit 2 naming the fix, no password, no stack', async () => {
