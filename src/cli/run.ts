@@ -34,13 +34,16 @@ Options:
   --deny RULE       deny matching calls, whatever else says yes
                     (a rule that names no tool or capability of the catalog is refused,
                     exit 2, with the closest valid spelling)
-  --resume ID       continue your ended session ID of this core (its conversation so far)
+  --resume ID       continue your ended session ID of this core (its conversation so far);
+                    with --store, also a session another machine ran (or that died with its
+                    machine), taken over from its copy on the control plane once that verifies
   --await-approval S  without a terminal, let a prompt wait up to S for an answer from another
                     terminal (supervisor approvals approve ID); default: deny at once
   --store URL       join the PostgreSQL control plane at URL (postgres://user@host:5432/db, or
                     $SUPERVISOR_STORE_URL) as a member: prompts wait there (--await-approval S,
                     default 600 s) for an operator on any machine (supervisor approvals --store URL);
-                    a run that loses its lease is cancelled. The session itself stays in --state-dir
+                    a run that loses its lease is cancelled. The session's record stays in
+                    --state-dir; its chain, messages and task logs are copied there as they grow
   --timeout S       each effect's deadline (default 120 s)
   --runtime NAME    the runtime target: local (the supervisor's own turn engine, the default) or
                     claude-code (Claude Code's CLI, \`claude -p\`, does the reasoning); overrides
