@@ -214,6 +214,33 @@ async function reclaimTimes(url: string): Promise<{ fromKill: number[]; fromHear
 }
 
 /**
+ * From a local commit to its copy on the control plane, per commit: `commit(i)` commits one row
+ * (returning its seq) every 10 ms while a poller reads the newest copied seq every 5 ms.
+ */
+async function copyLag(copied: () => Promise<number>, commit: (i: number) => number): Promise<number[]> {
+  const committedAt = new Map<number, number>();
+  const lag: number[] = [];
+  let polling = true;
+  const poller = (async () => {
+    let seen = 0;
+    while (polling || seen < Math.max(...committedAt.keys())) {
+      const top = await copied();
+      const now = performance.now();
+      for (let seq = seen + 1; seq <= top; seq++) if (committedAt.has(seq)) lag.push(now - committedAt.get(seq)!);
+      seen = Math.max(seen, top);
+      await sleep(5);
+    }
+  })();
+  for (let i = 0; i < (quick ? 40 : 200); i++) {
+    committedAt.set(commit(i), performance.now());
+    await sleep(10);
+  }
+  polling = false;
+  await poller;
+  return lag;
+}
+
+/**
  * The copy's lag and rate: a local session's chain, its ChainShipper (the 250 ms interval a run
  * uses) to an owned session on the control plane, and a poller on the copy every 5 ms.
  */
@@ -229,26 +256,7 @@ async function anchorLag(url: string): Promise<{ p50: number; p99: number; n: nu
     (await pool.query<{ n: number | null }>("SELECT max((payload::jsonb->>'local_seq')::int) AS n FROM runtime_events WHERE session_id = $1", [lease.id])).rows[0]!.n ?? 0;
   try {
     shipper.start();
-    const committedAt = new Map<number, number>();
-    const lag: number[] = [];
-    let polling = true;
-    const poller = (async () => {
-      let seen = 0;
-      while (polling || seen < Math.max(...committedAt.keys())) {
-        const top = await copied();
-        const now = performance.now();
-        for (let seq = seen + 1; seq <= top; seq++) if (committedAt.has(seq)) lag.push(now - committedAt.get(seq)!);
-        seen = Math.max(seen, top);
-        await sleep(5);
-      }
-    })();
-    for (let i = 0; i < (quick ? 40 : 200); i++) {
-      const e = appendEvent(db, local.id, 'effect.completed', { i, ok: true });
-      committedAt.set(e.seq, performance.now());
-      await sleep(10);
-    }
-    polling = false;
-    await poller;
+    const lag = await copyLag(copied, (i) => appendEvent(db, local.id, 'effect.completed', { i, ok: true }).seq);
     const burst = Array.from({ length: 2000 }, (_, i) => ({ kind: 'effect.completed', payload: { i, burst: true } }));
     const t0 = performance.now();
     const last = appendEvents(db, local.id, burst).at(-1)!.seq;
@@ -295,25 +303,7 @@ async function transcriptCopy(url: string): Promise<{ p50: number; p99: number; 
   const say = (i: number, words: number) => sessions.addMessage(scope, local.id, { turnId: turn.id, role: 'assistant', content: { role: 'assistant', content: sentence(i, words) } });
   try {
     shipper.start();
-    const committedAt = new Map<number, number>();
-    const lag: number[] = [];
-    let polling = true;
-    const poller = (async () => {
-      let seen = 0;
-      while (polling || seen < Math.max(...committedAt.keys())) {
-        const top = await copied();
-        const now = performance.now();
-        for (let seq = seen + 1; seq <= top; seq++) if (committedAt.has(seq)) lag.push(now - committedAt.get(seq)!);
-        seen = Math.max(seen, top);
-        await sleep(5);
-      }
-    })();
-    for (let i = 0; i < (quick ? 40 : 200); i++) {
-      committedAt.set(say(i, 40).seq, performance.now());
-      await sleep(10);
-    }
-    polling = false;
-    await poller;
+    const lag = await copyLag(copied, (i) => say(i, 40).seq);
     const t0 = performance.now();
     let last = 0;
     for (let i = 0; i < 500; i++) last = say(1000 + i, 600).seq;

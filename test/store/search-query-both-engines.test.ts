@@ -13,6 +13,7 @@ import { SessionStore } from '../../src/store/session-store.js';
 import { SearchQueryError, SessionSearch } from '../../src/store/session-search.js';
 import { parseSearchQuery, searchableText, searchTokens, snippetOf, toFts5, toPartsQuery, toTsquery, tsvectorDocuments, PART_OVERLAP_TOKENS } from '../../src/store/search-query.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
+import { mulberry32 } from '../redaction/redaction-helpers.js';
 
 const alice = { principal: 'alice' };
 
@@ -107,24 +108,13 @@ const HOSTILE = [
   '\u202e', '\ud800', '\udc00x', 'x\ud800y', 'pelican\u202e', 'SELECT * FROM sessions', "pg_sleep(10)", '$1::tsquery',
 ];
 
-/** A small seeded generator (mulberry32), so a failure names a query that can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VOCABULARY = ['apple', 'banana', 'cherry', 'pie', 'split', 'the', 'quick', 'brown', 'lazy', 'dog', 'hello', 'world', 'buffalo',
   'end', 'café', 'Crème', 'straße', 'ΟΔΟΣ', 'needle', 'haystack', 'more', 'words', 'here', 'alpha', 'omega', 'left', 'right', 'intern', 'x'];
 
 /** Random queries in the documented syntax over words the corpus holds. */
 function randomQueries(count: number, seed: number): string[] {
-  const next = random(seed);
+  const next = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const word = (): string => {
     const w = pick(VOCABULARY);
@@ -143,7 +133,7 @@ function randomQueries(count: number, seed: number): string[] {
 
 /** Random strings over the syntax's own characters: what a confused or hostile model might send. */
 function randomNoise(count: number, seed: number): string[] {
-  const next = random(seed);
+  const next = mulberry32(seed);
   const atoms = ['"', '(', ')', ',', '*', ':', '^', '+', '-', "'", '\\', ' ', 'AND', 'OR', 'NOT', 'NEAR', 'body', 'a', 'pie', '1', 'é', '🎉', '\u0000', '\u202e', '\ud800', '{', '}'];
   return Array.from({ length: count }, () => Array.from({ length: 1 + Math.floor(next() * 12) }, () => atoms[Math.floor(next() * atoms.length)]!).join(''));
 }
