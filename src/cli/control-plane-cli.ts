@@ -203,6 +203,11 @@ export interface RunMembership {
    * cancel (supervisor cancel --store), which arrives through `onStop`. Returns its control-plane id.
    */
   attach(sessionId: string, principal: string, coreName: string): Promise<string>;
+  /**
+   * Shows a delegated child session there too, copied as the run's is; a cancel of it from any
+   * member cancels the task that runs it (`taskId`), not the run.
+   */
+  attachChild(sessionId: string, principal: string, coreName: string, taskId: string): Promise<string>;
   /** Ends the run's control-plane sessions with its status, stops listening and leaves. */
   leave(status: string): Promise<void>;
 }
@@ -239,7 +244,13 @@ export async function joinForRun(
       }
     });
     opened.push(() => listener.close());
-    let mirror: { stop(): Promise<void> } | null = null;
+    // One copy per session: two shippers of one chain would interleave their copies there.
+    const mirrors = new Map<string, RunMirror>();
+    const mirrorOnce = async (sessionId: string, lease: import('../control-plane/index.js').Lease, principal: string): Promise<RunMirror> => {
+      const shown = mirrors.get(sessionId) ?? (await mirrorRun(cp, { member, lease, listener, stateDir: o.stateDir, sessionId, principal, onLost: lost }));
+      mirrors.set(sessionId, shown);
+      return shown;
+    };
     const approver = new ControlPlaneApprover({ member, listener, waitMs: o.waitMs, sessionPayload: { core: o.coreDir, host: hostname() }, onPending: o.onPending, onUnavailable: lost });
     return {
       approver,
@@ -255,12 +266,19 @@ export async function joinForRun(
         // The core's name goes with it: a run on another machine resumes it only with that core (decision 129).
         const lease = await controlPlane(() => approver.sessionFor(sessionId, principal, { core_name: coreName }));
         listener.watchCancel(lease.id, (by) => o.onStop({ kind: 'cancelled', why: by }));
-        mirror = await mirrorRun(cp, { member, lease, listener, stateDir: o.stateDir, sessionId, principal, onLost: lost });
+        await mirrorOnce(sessionId, lease, principal);
+        return lease.id;
+      },
+      async attachChild(sessionId, principal, coreName, taskId) {
+        const lease = await controlPlane(() => approver.sessionFor(sessionId, principal, { core_name: coreName, delegated_by_task: taskId }));
+        const mirror = await mirrorOnce(sessionId, lease, principal);
+        listener.watchCancel(lease.id, () => mirror.cancelTask(taskId));
         return lease.id;
       },
       async leave(status) {
         // The run's last tasks and events (its end) are on the control plane before its session ends there.
-        await mirror?.stop();
+        for (const mirror of mirrors.values()) await mirror.stop();
+        mirrors.clear();
         for (const lease of await approver.openedLeases()) await cp.endOwnedSession(member, lease, status).catch(() => undefined);
         await unwind();
       },
@@ -269,6 +287,12 @@ export async function joinForRun(
     await unwind();
     throw err;
   }
+}
+
+/** One session of the run shown on the control plane; `cancelTask` asks the run's worker to stop a task. */
+interface RunMirror {
+  stop(): Promise<void>;
+  cancelTask(id: string): void;
 }
 
 /**
@@ -289,7 +313,7 @@ async function mirrorRun(
     principal: string;
     onLost: (why: string) => void;
   },
-): Promise<{ stop(): Promise<void> }> {
+): Promise<RunMirror> {
   const { openStore, readEvents, readStoredMessages, TaskStore } = await import('../store/index.js');
   const db = openStore(join(o.stateDir, 'supervisor.db'), { checkpointer: false });
   const tasks = new TaskStore(db);
@@ -321,5 +345,6 @@ async function mirrorRun(
         db.close();
       }
     },
+    cancelTask: (id) => void (db.open && tasks.requestCancel(scope, id)),
   };
 }

@@ -22,6 +22,8 @@ export interface CoreSessionOptions {
   otherMachines?: OtherMachinesSearch;
   /** With --store: --resume takes over a session another machine ran, from its copy there. */
   resumeElsewhere?: ResumeElsewhere;
+  /** With --store: each delegated child session is shown on the control plane too. */
+  onChildSession?: (child: { sessionId: string; taskId: string }) => void;
   runtime?: string;
   /** Continue this ended session of the same principal and core instead of starting one. */
   resume?: string;
@@ -75,6 +77,7 @@ export async function openCoreSession(o: CoreSessionOptions, command: string): P
       ...(o.approver ? { approver: o.approver } : o.interactive && process.stdin.isTTY ? { approver: new TerminalApprover({ input: process.stdin, output: process.stderr }) } : {}),
       ...(o.otherMachines ? { otherMachines: o.otherMachines } : {}),
       ...(o.resumeElsewhere ? { resumeElsewhere: o.resumeElsewhere } : {}),
+      ...(o.onChildSession ? { onChildSession: o.onChildSession } : {}),
       ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
       ...(o.resume !== undefined ? { resume: o.resume } : {}),
       ...(o.awaitApprovalMs !== undefined ? { awaitApprovalMs: o.awaitApprovalMs } : {}),

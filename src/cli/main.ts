@@ -88,7 +88,7 @@ export async function runCli(argv: string[]): Promise<void> {
  */
 const HOST_LOCAL: Record<string, string> = {
   ps: 'process trees stay on the machine that runs them: run supervisor ps there (supervisor sessions --store shows the host of each run)',
-  subagents: 'delegations are recorded on the machine that runs the session: run supervisor subagents there',
+  subagents: 'the delegation tree is recorded on the machine that runs the session: run supervisor subagents there (supervisor sessions --store lists its child sessions)',
   reconcile: "reconcile acts on this machine's trees only; a dead member's sessions and tasks on the control plane are reclaimed by the other members within its lease",
   evolve: "evolve runs live in this machine's state dir and the core's repository: run supervisor evolve there",
   call: 'call runs one tool here without a control plane; supervisor run --store runs a session the control plane sees',

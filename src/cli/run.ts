@@ -127,7 +127,16 @@ export async function runRun(argv: string[]): Promise<number> {
     deny: f.multi.get('deny') ?? [],
     interactive: !json,
     ...(f.value.get('resume') !== undefined ? { resume: f.value.get('resume')! } : {}),
-    ...(membership ? { approver: membership.approver, otherMachines: membership.otherMachines, resumeElsewhere: membership.resumeElsewhere } : {}),
+    ...(membership
+      ? {
+          approver: membership.approver,
+          otherMachines: membership.otherMachines,
+          resumeElsewhere: membership.resumeElsewhere,
+          // A delegated child is listed there too; one that cannot be shown is said, and the run goes on.
+          onChildSession: (c: { sessionId: string; taskId: string }) =>
+            void membership.attachChild(c.sessionId, s.principal, s.core.agent.name, c.taskId).catch((err: Error) => cliIo().stderr.write(`supervisor run: note: child session ${c.sessionId} is not shown on the control plane: ${displayText(err.message)}\n`)),
+        }
+      : {}),
     ...(awaitApproval !== undefined ? { awaitApprovalMs: parseDuration('--await-approval', awaitApproval) } : {}),
     onPendingApproval: (id, r) => onPendingApproval(id, r, ''),
     // Progress is for the operator only; the model sees the final result.

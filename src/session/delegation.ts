@@ -116,6 +116,8 @@ export interface DelegationContext {
   readonly catalog: ResolvedEffectCatalog;
   readonly principal: string;
   readonly sessionId: string;
+  /** Told of each child session as it is made, at any depth (a run on a control plane shows it there). */
+  readonly onChildSession?: (child: { sessionId: string; taskId: string }) => void;
   readonly db: Database;
   readonly sessions: SessionStore;
   readonly supervisor: ProcessSupervisor;
@@ -311,6 +313,7 @@ export class SessionDelegator implements Delegator {
     const parentHead = chainHead(ctx.db, ctx.sessionId)?.hash ?? null;
     appendEvent(ctx.db, child.id, 'delegation.started', { parent_session: ctx.sessionId, parent_task: task.id, parent_chain_head: parentHead, agent: def.name, depth: scope.depth, resolved: metadata.resolved, budget: granted });
     ctx.tasks.store.setDelegation(task.id, child.id, { ...metadata, child_session: child.id });
+    ctx.onChildSession?.({ sessionId: child.id, taskId: task.id });
     // The child's own use and its children's settled use (the budget's `used`).
     const childBudget = new DelegationBudget(granted);
     const used = childBudget.used;

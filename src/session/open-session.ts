@@ -68,6 +68,8 @@ export interface OpenSessionOptions {
    * machine ran; it is taken over from its copy there (decision 129).
    */
   resumeElsewhere?: ResumeElsewhere;
+  /** Told of each delegated child session as it is made, with the task that runs it (decision 127). */
+  onChildSession?: (child: { sessionId: string; taskId: string }) => void;
 }
 
 export interface DroppedTool {
@@ -237,7 +239,7 @@ async function assembleSession(o: OpenSessionOptions, opened: CleanupStack): Pro
   // delegate_task's children: scope, depth and budget worked out from this session's (issue 18).
   const deny = [...(o.rules?.deny ?? [])];
   const delegatorFor = (budget?: DelegationBudget): SessionDelegator =>
-    new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, mcpHost, secrets, tasks, fallback, deny, redact: (text: string): string => effects.redactor()(text), ...(budget ? { budget } : {}) }));
+    new SessionDelegator(rootDelegationContext({ core, catalog, principal, sessionId: session.id, db, sessions, supervisor, mcpHost, secrets, tasks, fallback, deny, redact: (text: string): string => effects.redactor()(text), ...(budget ? { budget } : {}), ...(o.onChildSession ? { onChildSession: o.onChildSession } : {}) }));
   const history = o.otherMachines ? sharedHistory(db, o.otherMachines) : null;
   const effectsFor = (delegation: SessionDelegator): EffectRuntime =>
     new EffectRuntime({

@@ -320,6 +320,55 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     }
   });
 
+  it('a delegated child session is listed on the control plane with its own copy; cancelling it there stops its task, not the run', async () => {
+    const marker = `sleep ${500 + Math.floor(Math.random() * 1000) / 1000}`;
+    const core = makeCore({
+      'agent.yaml': JSON.stringify({ name: 'parent', toolsets: ['terminal', 'agents'], grants: ['terminal.exec', 'agent.spawn'], approval: { default: 'auto' }, model: { provider: 'scripted', script: 'script.yaml' } }),
+      'script.yaml': script({ tools: [{ name: 'delegate_task', arguments: { agent: 'sleeper', task: 'sleep a while' } }] }, { text: 'parent done' }),
+      'agent/agents/sleeper.yaml': JSON.stringify({ description: 'the sleeper child', toolsets: ['terminal'], grants: ['terminal.exec'], model: { provider: 'scripted', script: 'scripts/sleeper.yaml' } }),
+      'scripts/sleeper.yaml': script({ tools: [{ name: 'terminal', arguments: { command: marker } }] }, { text: 'slept' }),
+    });
+    const machine = dir('cp-child-');
+    const run = spawn(process.execPath, [BIN, 'run', core, '--json', '--approve', 'terminal', '--store', url, '--state-dir', machine], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const seen = { out: '', err: '' };
+    run.stdout.on('data', (b: Buffer) => (seen.out += b.toString()));
+    run.stderr.on('data', (b: Buffer) => (seen.err += b.toString()));
+    const exited = new Promise<number | null>((r) => run.once('exit', (code) => r(code)));
+    try {
+      // --approve reaches the root session only: the child's command waits for an operator, here on another machine.
+      const request = await waitForAsync("the child's request on the control plane", async () => {
+        const r = await runMain('approvals', '--store', url, '--json');
+        return (JSON.parse(r.stdout) as { pending: { id: string; summary: string }[] }).pending.find((p) => p.summary.includes(marker));
+      }, 30_000);
+      assert.equal((await runMain('approvals', 'approve', request.id, '--store', url)).status, 0);
+      await waitFor("the child's command", () => pidsWithCmdline(marker).length > 0, 30_000);
+      const root = (JSON.parse(seen.out.trim().split('\n')[0]!) as { session: string }).session;
+      type Listed = { id: string; status: string; created: { local_session?: string; delegated_by_task?: string } };
+      const child = await waitForAsync('the child on the control plane', async () => {
+        const r = await runMain('sessions', '--store', url, '--json');
+        return (JSON.parse(r.stdout) as { sessions: Listed[] }).sessions.find((x) => typeof x.created.delegated_by_task === 'string' && x.status === 'running');
+      }, 30_000);
+      assert.notEqual(child.created.local_session, root);
+      const cancelled = await runMain('cancel', child.id, '--store', url, '--json');
+      assert.equal(cancelled.status, 0, cancelled.stderr);
+      await waitFor("the child's command stopped", () => pidsWithCmdline(marker).length === 0 || null, 30_000);
+      assert.equal(await exited, 0, `the run went on and ended: ${seen.err}`);
+      const results = seen.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.type === 'tool_result');
+      assert.equal(results.length, 1, seen.out);
+      assert.equal(results[0]!.tool, 'delegate_task');
+      assert.match(JSON.stringify(results[0]), /cancel/i, 'the parent was told its child was cancelled');
+      // The child's own chain and messages are there, and verify, from any machine.
+      const verified = await runMain('audit', 'verify', '--store', url, '--session', child.created.local_session!, '--json');
+      assert.equal(verified.status, 0, verified.stdout);
+      const copy = (JSON.parse(verified.stdout) as { sessions: { ok: boolean; links: { anchors: number }; transcript: { messages: number } }[] }).sessions[0]!;
+      assert.ok(copy.ok && copy.links.anchors > 3 && copy.transcript.messages >= 2, JSON.stringify(copy));
+    } finally {
+      if (run.exitCode === null && run.signalCode === null) run.kill('SIGKILL');
+      await exited;
+      for (const pid of pidsWithCmdline(marker)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('logs --store: a refused server, two stores named, a task that is not yours: exit 2 naming the fix, no password, no stack', async () => {
     const refused = await runMain('logs', 'tk_x', '--store', 'postgres://someone:hunter2@127.0.0.1:1/x');
     assert.equal(refused.status, 2);
