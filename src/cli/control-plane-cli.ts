@@ -246,6 +246,7 @@ export async function joinForRun(
     opened.push(() => listener.close());
     // One copy per session: two shippers of one chain would interleave their copies there.
     const mirrors = new Map<string, RunMirror>();
+    const childAttaches = new Set<Promise<void>>();
     const mirrorOnce = async (sessionId: string, lease: import('../control-plane/index.js').Lease, principal: string): Promise<RunMirror> => {
       const shown = mirrors.get(sessionId) ?? (await mirrorRun(cp, { member, lease, listener, stateDir: o.stateDir, sessionId, principal, onLost: lost }));
       mirrors.set(sessionId, shown);
@@ -269,13 +270,21 @@ export async function joinForRun(
         await mirrorOnce(sessionId, lease, principal);
         return lease.id;
       },
-      async attachChild(sessionId, principal, coreName, taskId) {
-        const lease = await controlPlane(() => approver.sessionFor(sessionId, principal, { core_name: coreName, delegated_by_task: taskId }));
-        const mirror = await mirrorOnce(sessionId, lease, principal);
-        listener.watchCancel(lease.id, () => mirror.cancelTask(taskId));
-        return lease.id;
+      attachChild(sessionId, principal, coreName, taskId) {
+        const attaching = (async () => {
+          const lease = await controlPlane(() => approver.sessionFor(sessionId, principal, { core_name: coreName, delegated_by_task: taskId }));
+          const mirror = await mirrorOnce(sessionId, lease, principal);
+          listener.watchCancel(lease.id, () => mirror.cancelTask(taskId));
+          return lease.id;
+        })();
+        // The run's end waits for it: a child shown after the run left would copy nothing, and leak.
+        const settled = attaching.then(() => undefined, () => undefined);
+        childAttaches.add(settled);
+        void settled.then(() => childAttaches.delete(settled));
+        return attaching;
       },
       async leave(status) {
+        await Promise.all(childAttaches);
         // The run's last tasks and events (its end) are on the control plane before its session ends there.
         for (const mirror of mirrors.values()) await mirror.stop();
         mirrors.clear();
