@@ -2,10 +2,10 @@
 import { cliIo } from './io.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chainHashes, openStore, readEvents, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
+import { chainHashes, openStore, sessionKnown, verifyAllChains, verifyChain, type ChainVerification, type Database } from '../store/index.js';
 import { defaultStateDir } from './state-dir.js';
 import { UsageError } from './usage.js';
-import { storeUrlOf } from './control-plane-cli.js';
+import { storeUrlOf, type ControlPlaneChain } from './control-plane-cli.js';
 
 export const AUDIT_HELP = `Usage: supervisor audit verify [--session ID] [--json] [--state-dir DIR] [--store URL]
 
@@ -148,19 +148,10 @@ interface AnchorCheck {
   differsAt: number | null;
 }
 
-/** The control-plane copy this store's session was imported from, if it was (its chain's first event says). */
-function importedFrom(db: Database, sessionId: string): string | null {
-  const first = readEvents(db, sessionId, { limit: 1 })[0];
-  const from = (first?.payload as { imported_from?: { session?: unknown } } | undefined)?.imported_from?.session;
-  return typeof from === 'string' ? from : null;
-}
-
-function checkAnchors(db: Database | null, copy: string, anchors: readonly { localSession: string; localSeq: number; localHash: string }[]): AnchorCheck {
+function checkAnchors(db: Database | null, anchors: readonly { localSession: string; localSeq: number; localHash: string }[]): AnchorCheck {
   const localSession = anchors[0]?.localSession ?? null;
   if (localSession === null) return { where: 'none', localSession, anchors: 0, matched: 0, differsAt: null };
   if (db === null || !sessionKnown(db, localSession)) return { where: 'elsewhere', localSession, anchors: anchors.length, matched: 0, differsAt: null };
-  // The same session id here, but a chain of its own that began by importing this copy: nothing to compare.
-  if (importedFrom(db, localSession) === copy) return { where: 'imported', localSession, anchors: anchors.length, matched: 0, differsAt: null };
   const local = chainHashes(db, localSession);
   let matched = 0;
   let differsAt: number | null = null;
@@ -169,6 +160,19 @@ function checkAnchors(db: Database | null, copy: string, anchors: readonly { loc
     else differsAt ??= a.localSeq;
   }
   return { where: 'here', localSession, anchors: anchors.length, matched, differsAt };
+}
+
+/**
+ * Each copy compared with this host's chain of its run. A copy another copy's run imported its
+ * session from (decision 129) is not compared, when that importing copy matches this host's chain
+ * whole: this host's session is the import, a chain of its own. The control plane says so (the
+ * importing run's first copied event, written under its lease), never this host's chain alone,
+ * which whoever rewrites it could make say anything.
+ */
+function compareWithHost(db: Database | null, chains: readonly ControlPlaneChain[]): AnchorCheck[] {
+  const plain = chains.map((c) => checkAnchors(db, c.anchors));
+  const importedHere = new Set(chains.flatMap((c, i) => (c.importedFrom !== null && plain[i]!.where === 'here' && plain[i]!.differsAt === null ? [c.importedFrom] : [])));
+  return chains.map((c, i) => (importedHere.has(c.verification.sessionId) ? { ...plain[i]!, where: 'imported' as const, matched: 0, differsAt: null } : plain[i]!));
 }
 
 function anchorText(a: AnchorCheck): string {
@@ -206,7 +210,8 @@ async function verifyOnControlPlane(o: Options, url: string): Promise<number> {
   const db = existsSync(localFile) ? openStore(localFile, { checkpointer: false }) : null;
   let results;
   try {
-    results = chains.map((c) => ({ ...c.verification, anchors: checkAnchors(db, c.verification.sessionId, c.anchors), links: c.links, transcript: c.transcript }));
+    const compared = compareWithHost(db, chains);
+    results = chains.map((c, i) => ({ ...c.verification, anchors: compared[i]!, links: c.links, transcript: c.transcript }));
   } finally {
     db?.close();
   }

@@ -146,15 +146,8 @@ export async function controlPlaneCancel(url: string, id: string, waitMs: number
 }
 
 
-/** One control-plane session's chain as `audit verify --store` reports it, with the host events it anchors. */
-export interface ControlPlaneChain {
-  verification: import('../store/index.js').ChainVerification;
-  anchors: import('../control-plane/index.js').AnchorRow[];
-  /** Its copies against each other: still the host's hash chain, without the host (decision 127). */
-  links: import('../control-plane/index.js').AnchorLinkCheck;
-  /** Its copied messages against the message.added events anchored for them (decision 127). */
-  transcript: import('../control-plane/index.js').TranscriptCheck;
-}
+/** One control-plane session's chain as `audit verify --store` reports it, with what its copies are worth. */
+export type ControlPlaneChain = import('../control-plane/index.js').CopyCheck & { verification: import('../store/index.js').ChainVerification };
 
 /** Verifies the local principal's chains on the control plane (one with `only`: its id or its run's local session id). */
 export async function controlPlaneAudit(url: string, only: string | null): Promise<{ store: string; chains: ControlPlaneChain[] }> {
@@ -162,12 +155,7 @@ export async function controlPlaneAudit(url: string, only: string | null): Promi
   try {
     const chains: ControlPlaneChain[] = [];
     for (const id of await cp.principalSessionIds(pool, localPrincipal(), only)) {
-      chains.push({
-        verification: await cp.verifyControlPlaneChain(pool, id),
-        anchors: await cp.readAnchors(pool, id),
-        links: cp.anchoredLinkBreak(await cp.readChainEvents(pool, id, 0, Number.MAX_SAFE_INTEGER)),
-        transcript: await cp.verifyCopiedMessages(pool, id),
-      });
+      chains.push({ verification: await cp.verifyControlPlaneChain(pool, id), ...(await cp.checkCopies(pool, id)) });
     }
     return { store: cp.redactUrl(url), chains };
   } finally {

@@ -13,7 +13,7 @@
 // message can be checked against the chain above it.
 import type { StoredEvent } from '../store/event-chain.js';
 import type { StoredMessage } from '../store/session-store.js';
-import { eventHash, genesisHash, MAX_EVENT_PAYLOAD_BYTES } from '../store/event-chain.js';
+import { MAX_EVENT_PAYLOAD_BYTES } from '../store/event-chain.js';
 import { canonicalJson } from '../store/canonical-json.js';
 import { lostOwnership } from './errors.js';
 import type { Lease } from './leases.js';
@@ -62,47 +62,6 @@ export function anchoredPayload(e: StoredEvent): AnchoredPayload {
   const base = { local_session: e.sessionId, local_seq: e.seq, local_hash: e.hash };
   const bytes = Buffer.byteLength(canonicalJson(e.payload));
   return bytes + WRAPPER_BYTES <= MAX_EVENT_PAYLOAD_BYTES ? { ...base, payload: e.payload } : { ...base, payload_bytes: bytes };
-}
-
-/** Whether a session's copies still form the host's chain (see anchoredLinkBreak). */
-export interface AnchorLinkCheck {
-  /** Copies checked. */
-  anchors: number;
-  /** The first local seq whose copy breaks the chain; null: none. */
-  breakAt: number | null;
-  why: string | null;
-}
-
-/**
- * Checks, without the host, that a control-plane chain's copies are the host's chain: in local seq
- * order from 1 with none missing, each copy's kind, time and payload hash with the previous copy's
- * local hash to the local hash it carries (a copy whose payload was left out for its size is taken
- * at its word). So a copy edited there, its message.added digest included, must have every later
- * local hash recomputed too, and then differs from the host's own chain when the two are compared.
- */
-export function anchoredLinkBreak(events: readonly StoredEvent[]): AnchorLinkCheck {
-  let prev: { seq: number; hash: string } | null = null;
-  let anchors = 0;
-  for (const e of events) {
-    const a = e.payload as Partial<AnchoredPayload> | null;
-    if (!a || typeof a.local_session !== 'string' || typeof a.local_seq !== 'number' || typeof a.local_hash !== 'string') continue;
-    anchors++;
-    const broken = (why: string): AnchorLinkCheck => ({ anchors, breakAt: a.local_seq!, why });
-    const expectedSeq: number = (prev?.seq ?? 0) + 1;
-    if (a.local_seq !== expectedSeq) return broken(`the copy of local seq ${a.local_seq} follows ${prev?.seq ?? 'nothing'}: the copy of ${expectedSeq} is missing or out of order`);
-    if (a.payload !== undefined) {
-      let payloadJson: string;
-      try {
-        payloadJson = canonicalJson(a.payload);
-      } catch {
-        return broken('its payload is not canonical JSON');
-      }
-      const hash = eventHash(prev?.hash ?? genesisHash(a.local_session), a.local_session, a.local_seq, e.kind, e.at, payloadJson);
-      if (hash !== a.local_hash) return broken('its kind, time or payload does not hash to the local hash it carries: the copy was edited');
-    }
-    prev = { seq: a.local_seq, hash: a.local_hash };
-  }
-  return { anchors, breakAt: null, why: null };
 }
 
 /** The message seq a message.added event vouches for, if it is one. */

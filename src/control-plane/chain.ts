@@ -139,39 +139,6 @@ export async function controlPlaneSessionIds(pool: ControlPlanePool): Promise<st
   return r.rows.map((x) => x.id);
 }
 
-/** One event of a control-plane chain that anchors a host's local event (chain-shipper.ts). */
-export interface AnchorRow {
-  localSession: string;
-  localSeq: number;
-  localHash: string;
-}
-
-/**
- * The anchors of a session's chain on the control plane, in order (the archive included). Events
- * that are no copy (the session's creation, approvals, cancels) are not anchors and are left out.
- */
-export async function readAnchors(pool: ControlPlanePool, sessionId: string): Promise<AnchorRow[]> {
-  const r = await pool.query<{ payload: string }>(
-    `SELECT payload FROM (SELECT seq, payload FROM runtime_events WHERE session_id = $1
-       UNION ALL SELECT seq, payload FROM runtime_events_archive WHERE session_id = $1) e ORDER BY seq`,
-    [sessionId],
-  );
-  const out: AnchorRow[] = [];
-  for (const { payload } of r.rows) {
-    let p: unknown;
-    try {
-      p = JSON.parse(payload);
-    } catch {
-      continue; // a payload that does not parse is the chain verifier's finding, not an anchor
-    }
-    const a = p as { local_session?: unknown; local_seq?: unknown; local_hash?: unknown };
-    if (typeof a.local_session === 'string' && typeof a.local_seq === 'number' && typeof a.local_hash === 'string') {
-      out.push({ localSession: a.local_session, localSeq: a.local_seq, localHash: a.local_hash });
-    }
-  }
-  return out;
-}
-
 /**
  * The principal's sessions on the control plane, oldest first; with `only`, the one whose
  * control-plane id is `only` or whose run's local session id is `only` (its id is `local@member`).

@@ -106,6 +106,15 @@ export async function getListedSession(q: Queryable, principal: string, id: stri
 }
 
 /**
+ * The principal's newest session on the control plane for `id`: the copy of that id, or the newest
+ * of the copies of local session `id` (`id@member`, one per run that ran it).
+ */
+export async function newestCopyOf(q: Queryable, principal: string, id: string): Promise<ListedSession | undefined> {
+  const r = await q.query<ListedRow>(`${LISTED_SESSIONS} WHERE s.principal = $1 AND (s.id = $2 OR split_part(s.id, '@', 1) = $2) ORDER BY s.created_at DESC, s.id DESC LIMIT 1`, [principal, id]);
+  return r.rows[0] && listed(r.rows[0]);
+}
+
+/**
  * An operator's cancel of the principal's running session, from any member: a flag on the row and
  * a NOTIFY in one transaction; the owning member acts on it (its listener hears it, or reads the
  * flag at its next wake). 'requested' the first time; 'already' when a cancel was asked before;

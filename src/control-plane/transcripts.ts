@@ -6,10 +6,9 @@
 // the same row, so it is skipped. Readers on any member see only their own principal's copies.
 //
 // A message's copy is bound to its chain: the run copies a message only after the message.added
-// event that names it is anchored there, and `verifyCopiedMessages` checks every copy's content
+// event that names it is anchored there, and `checkCopies` (copy-check.ts) checks every copy's content
 // against that event's sha256, so a host cannot show operators a transcript its chain does not
 // vouch for.
-import { createHash } from 'node:crypto';
 import type { StoredMessage, TaskLogChunk, TaskStream } from '../store/index.js';
 import { parseCanonicalJson } from '../store/canonical-json.js';
 import { inTransaction, type Queryable } from './connect.js';
@@ -105,44 +104,3 @@ export async function readCopiedTaskLogs(q: Queryable, principal: string, taskId
 function clampLimit(limit: number): number {
   return Math.min(Math.max(1, Math.floor(limit)), 10_000);
 }
-
-/** What `audit verify --store` says of a session's copied messages. */
-export interface TranscriptCheck {
-  messages: number;
-  /** The first copied message (by seq) whose content or id its anchored chain event does not vouch for; null: none. */
-  differsAt: number | null;
-  why: string | null;
-}
-
-/**
- * Checks every copied message of a session against the message.added event anchored for it: the
- * same message id, and the content's sha256 the event recorded when the host wrote it.
- */
-export async function verifyCopiedMessages(q: Queryable, sessionId: string): Promise<TranscriptCheck> {
-  const events = await q.query<{ payload: string }>(
-    `SELECT payload FROM (SELECT kind, payload FROM runtime_events WHERE session_id = $1
-       UNION ALL SELECT kind, payload FROM runtime_events_archive WHERE session_id = $1) e WHERE kind = 'message.added'`,
-    [sessionId],
-  );
-  const vouched = new Map<number, { id: unknown; sha256: unknown }>();
-  for (const { payload } of events.rows) {
-    const p = parseCanonicalJson(payload);
-    const inner = p.ok ? (p.value as { payload?: { seq?: unknown; message_id?: unknown; content_sha256?: unknown } }).payload : undefined;
-    if (inner && typeof inner.seq === 'number') vouched.set(inner.seq, { id: inner.message_id, sha256: inner.content_sha256 });
-  }
-  const rows = await q.query<{ seq: number; message_id: string; content: string }>('SELECT seq, message_id, content FROM session_messages WHERE session_id = $1 ORDER BY seq', [sessionId]);
-  for (const r of rows.rows) {
-    const v = vouched.get(r.seq);
-    const why =
-      v === undefined
-        ? 'no anchored message.added event names it'
-        : v.id !== r.message_id
-          ? `its id ${r.message_id} is not the id ${String(v.id)} its chain event names`
-          : v.sha256 !== createHash('sha256').update(r.content, 'utf8').digest('hex')
-            ? 'its content does not hash to the content_sha256 of its chain event'
-            : null;
-    if (why !== null) return { messages: rows.rows.length, differsAt: r.seq, why };
-  }
-  return { messages: rows.rows.length, differsAt: null, why: null };
-}
-

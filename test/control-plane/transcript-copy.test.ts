@@ -248,6 +248,32 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     const checked = (JSON.parse(both.stdout) as { sessions: { sessionId: string; anchors: { where: string } }[] }).sessions;
     assert.deepEqual(checked.map((c) => [c.sessionId === copyA ? 'A' : 'B', c.anchors.where]).sort(), [['A', 'imported'], ['B', 'here']]);
 
+    // The attacker on machine A rewrites its chain of the session consistently, with a first event
+    // that claims the session was imported from A's own copy. "Imported" is the control plane's
+    // word (B's copy, made when B imported it), not the local chain's: A's copy is still compared.
+    const onA = new SqliteDatabase(join(machineA, 'supervisor.db'));
+    try {
+      const events = onA.prepare('SELECT seq, kind, at, payload FROM runtime_events WHERE session_id = ? ORDER BY seq').all(id) as { seq: number; kind: string; at: number; payload: string }[];
+      let prev = genesisHash(id);
+      onA.transaction(() => {
+        for (const e of events) {
+          const payload = e.seq === 1 ? canonicalJson({ ...(JSON.parse(e.payload) as object), imported_from: { session: copyA, head: null, messages: 0 } }) : e.payload;
+          const hash = eventHash(prev, id, e.seq, e.kind, e.at, payload);
+          onA.prepare('UPDATE runtime_events SET payload = ?, prev_hash = ?, hash = ? WHERE session_id = ? AND seq = ?').run(payload, prev, hash, id, e.seq);
+          prev = hash;
+        }
+        onA.prepare('UPDATE chain_heads SET hash = ? WHERE session_id = ?').run(prev, id);
+      })();
+    } finally {
+      onA.close();
+    }
+    assert.equal((await runMain('audit', 'verify', '--session', id, '--state-dir', machineA)).status, 0, 'the rewrite is consistent: the local chain alone cannot tell');
+    const claimed = await runMain('audit', 'verify', '--store', url, '--session', id, '--state-dir', machineA, '--json');
+    assert.equal(claimed.status, 1, claimed.stdout);
+    const onControlPlane = (JSON.parse(claimed.stdout) as { sessions: { sessionId: string; anchors: { where: string; differsAt: number | null } }[] }).sessions;
+    assert.deepEqual(onControlPlane.find((c) => c.sessionId === copyA)!.anchors.where, 'here', 'compared, not waved through as imported');
+    assert.equal(onControlPlane.find((c) => c.sessionId === copyA)!.anchors.differsAt, 1);
+
     // Refused, and nothing written on C: a copy doctored on the control plane, another core, a running copy.
     const machineC = dir('cp-resume-c-');
     const tryOnC = (core: string) => runMain('run', core, '--resume', id, '--store', url, '--state-dir', machineC);
