@@ -36,7 +36,7 @@ export function openStore(file: string, opts: { checkpointer?: boolean } = {}): 
       const opened = nativeBinding ? new Sqlite(file, { nativeBinding }) : new Sqlite(file);
       // The wait first: switching to WAL and migrating take locks another opener may hold.
       opened.pragma('busy_timeout = 5000');
-      opened.pragma('journal_mode = WAL');
+      enterWal(opened);
       return opened;
     });
   } catch (cause) {
@@ -58,6 +58,27 @@ export function openStore(file: string, opts: { checkpointer?: boolean } = {}): 
     return close();
   };
   return db;
+}
+
+/**
+ * Switches a fresh store to WAL (a store in WAL already stays there at no cost). The switch needs
+ * the file to itself, and SQLite does not wait on the busy timeout for a lock it would have to
+ * upgrade while another opener holds one (that could deadlock): it answers SQLITE_BUSY at once.
+ * So openers that reach a fresh store together take turns here, for as long as the busy timeout
+ * (one of 24 at once failed with "database is locked" at load 5).
+ */
+function enterWal(db: Database): void {
+  const deadline = Date.now() + 5000;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err;
+      Atomics.wait(nap, 0, 0, 2 + Math.floor(Math.random() * 8));
+    }
+  }
 }
 
 /**
