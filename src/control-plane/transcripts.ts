@@ -11,6 +11,7 @@
 // vouch for.
 import type { StoredMessage, TaskLogChunk, TaskStream } from '../store/index.js';
 import { parseCanonicalJson } from '../store/canonical-json.js';
+import { principalOf } from '../store/session-store.js';
 import { inTransaction, type Queryable } from './connect.js';
 import { fenceRow, type Lease } from './leases.js';
 import type { ControlPlaneMember } from './member.js';
@@ -78,6 +79,7 @@ const messageOf = (r: MessageRow): CopiedMessage => {
 
 /** The principal's session's copied messages after `afterSeq`, in order; undefined: not the principal's session. */
 export async function readCopiedMessages(q: Queryable, principal: string, sessionId: string, afterSeq = 0, limit = 1000): Promise<CopiedMessage[] | undefined> {
+  principalOf({ principal });
   const owned = await q.query('SELECT 1 FROM sessions WHERE id = $1 AND principal = $2', [sessionId, principal]);
   if (!owned.rowCount) return undefined;
   const r = await q.query<MessageRow>('SELECT * FROM session_messages WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [sessionId, afterSeq, clampLimit(limit)]);
@@ -91,6 +93,7 @@ type LogRow = { seq: number; stream: TaskStream; at: string; chunk: Buffer };
  * principal's (another principal's reads as missing). A task moved to the archive keeps its log.
  */
 export async function readCopiedTaskLogs(q: Queryable, principal: string, taskId: string, afterSeq = 0, limit = 1000): Promise<TaskLogChunk[] | undefined> {
+  principalOf({ principal });
   const owned = await q.query(
     `SELECT 1 FROM (SELECT session_id FROM tasks WHERE id = $1 UNION ALL SELECT session_id FROM tasks_archive WHERE id = $1) t
        JOIN sessions s ON s.id = t.session_id AND s.principal = $2`,

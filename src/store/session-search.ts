@@ -4,7 +4,7 @@
 // by search-query.ts (one language for SQLite and PostgreSQL, decision 128); FTS5 only ever sees
 // quoted tokens.
 import type { Database } from './database.js';
-import type { PrincipalScope } from './session-store.js';
+import { principalOf, type PrincipalScope } from './session-store.js';
 import { flushDeferredWrites } from './event-chain.js';
 import { StoreInputError } from './store-errors.js';
 import { parseSearchQuery, SearchQueryError, toFts5, type SearchQuery } from './search-query.js';
@@ -103,8 +103,7 @@ export interface CheckedSearch {
  * decision 127): StoreInputError naming the field, SearchQueryError for a malformed query.
  */
 export function checkedSearch(scope: PrincipalScope, q: SessionSearchQuery): CheckedSearch {
-  const principal = (scope as PrincipalScope | undefined)?.principal;
-  if (typeof principal !== 'string' || principal.length === 0 || principal.length > 256) throw new StoreInputError('principal', 'must be a non-empty string');
+  const principal = principalOf(scope);
   const query = q?.query;
   if (typeof query !== 'string' || query.trim() === '') throw new StoreInputError('query', 'must be a non-empty string');
   if (query.length > MAX_SEARCH_QUERY_CHARS) throw new StoreInputError('query', `is ${query.length} characters, over the limit of ${MAX_SEARCH_QUERY_CHARS}`);

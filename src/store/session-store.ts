@@ -174,8 +174,15 @@ function ownerOf(owner: SessionOwner | undefined): { ownerPid: number; ownerStar
   return { ownerPid: owner.pid, ownerStartMarker: text('owner.startMarker', owner.startMarker, 256) };
 }
 
-function principalOf(scope: PrincipalScope): string {
-  return text('principal', (scope as PrincipalScope | undefined)?.principal, 256);
+/**
+ * The scope's principal, checked the one way every store and the control plane check it: a
+ * non-empty string of at most 256 characters without NUL (PostgreSQL's text cannot hold one, so a
+ * NUL would be a database error there and an empty answer here; it is an input error on both).
+ */
+export function principalOf(scope: PrincipalScope): string {
+  const principal = text('principal', (scope as PrincipalScope | undefined)?.principal, 256);
+  if (principal.includes('\u0000')) throw new StoreInputError('principal', 'must not contain NUL');
+  return principal;
 }
 
 export class SessionStore {

@@ -3,7 +3,7 @@
 // id that does not exist.
 import { randomBytes } from 'node:crypto';
 import type { Database } from './database.js';
-import type { PrincipalScope } from './session-store.js';
+import { principalOf, type PrincipalScope } from './session-store.js';
 import { StoreInputError } from './store-errors.js';
 import { faultPoint } from './fault-injection.js';
 
@@ -108,12 +108,6 @@ const taskOf = (r: TaskRow): TaskRecord => ({
   childSessionId: r.child_session_id ?? null,
   metadata: parseMetadata(r.metadata),
 });
-
-const principalOf = (scope: PrincipalScope): string => {
-  const p = (scope as PrincipalScope | undefined)?.principal;
-  if (typeof p !== 'string' || p === '') throw new StoreInputError('principal', 'must be a non-empty string');
-  return p;
-};
 
 export interface NewTask {
   sessionId: string;

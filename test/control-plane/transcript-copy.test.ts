@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import SqliteDatabase from 'better-sqlite3';
 import { canonicalJson } from '../../src/store/canonical-json.js';
 import { eventHash, genesisHash } from '../../src/store/event-chain.js';
-import { ControlPlaneMember, OwnershipLostError, copyTaskLogs, createOwnedSession, holdRunTask, openPool, readCopiedMessages, readCopiedTaskLogs, type ControlPlanePool } from '../../src/control-plane/index.js';
+import { ControlPlaneMember, OwnershipLostError, resumableCopy, copyTaskLogs, createOwnedSession, holdRunTask, openPool, readCopiedMessages, readCopiedTaskLogs, type ControlPlanePool } from '../../src/control-plane/index.js';
 import { ownProcessIdentity } from '../../src/process/own-identity.js';
 import { localPrincipal } from '../../src/cli/principal.js';
 import { pgUnavailableReason, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js';
@@ -291,6 +291,10 @@ describe("a run's transcript and task logs on the control plane", { skip, timeou
     assert.equal(running.status, 2);
     assert.match(running.stderr, new RegExp(`session ${id} is running on another machine \\(${copyB.replace('.', '\\.')}\\); cancel it there first`));
     await pool.query("UPDATE sessions SET status = 'ended' WHERE id = $1", [copyB]);
+    // Another principal (or another spelling of this one) finds no copy to resume, under either id.
+    for (const p of ['mallory', `${localPrincipal()} `, localPrincipal().toUpperCase()]) {
+      for (const asked of [id, copyA, `${id}@`]) assert.equal(await resumableCopy(pool, p, asked), undefined, `${p} asking for ${asked}`);
+    }
     const none = await runMain('run', coreB, '--resume', 'se_000000000000000000000000', '--store', url, '--state-dir', machineC);
     assert.equal(none.status, 2);
     assert.match(none.stderr, /no session se_0{24} of yours in .* or on the control plane \(supervisor sessions --store lists them\)/);

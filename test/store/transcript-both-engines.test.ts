@@ -131,6 +131,12 @@ function transcriptSuite(engineName: string, publish: (script: Script) => Promis
     assert.deepEqual(await engine.search('alice', { query: 'marmalade', sessionId: 'se_missing' }), []);
     assert.deepEqual((await engine.search('bob', { query: 'marmalade' })).map((h) => h.sessionId), [b1]);
     assert.deepEqual(await engine.search('mallory', { query: 'marmalade' }), []);
+    // Other spellings of alice are other principals.
+    for (const p of ['Alice', 'alice ', ' alice', 'ALICE', 'al\u200bice']) assert.deepEqual(await engine.search(p, { query: 'marmalade' }), [], JSON.stringify(p));
+    // A NUL in a principal is an input error on both engines (PostgreSQL's text cannot hold one).
+    await assert.rejects(engine.search('alice\u0000', { query: 'marmalade' }), (err: unknown) => err instanceof StoreInputError && /principal: must not contain NUL/.test(err.message));
+    await assert.rejects(engine.messages('alice\u0000', a1), StoreInputError);
+    await assert.rejects(engine.taskLog('alice\u0000', 'tk_x'), StoreInputError);
     await assert.rejects(engine.search('', { query: 'marmalade' }), StoreInputError);
     assert.deepEqual((await engine.search('alice', { query: '"secret plan" NOT bob' })).map((h) => [h.sessionId, h.snippet]), [[a1, 'the [secret plan] mentions marmalade']]);
   });
