@@ -40,7 +40,7 @@ import {
   type ControlPlanePool,
 } from '../src/control-plane/index.js';
 import { ownProcessIdentity } from '../src/process/index.js';
-import { appendEvent, appendEvents, openStore, readEvents, readStoredMessages, SessionSearch, SessionStore } from '../src/store/index.js';
+import { appendEvent, appendEvents, openStore, readEventRows, readStoredMessages, SessionSearch, SessionStore } from '../src/store/index.js';
 import { startPgCluster } from '../test/helpers/pg-cluster.js';
 import { progress } from './common.js';
 import { summarize, round } from './stats.js';
@@ -251,7 +251,7 @@ async function anchorLag(url: string): Promise<{ p50: number; p99: number; n: nu
   const member = await ControlPlaneMember.join(pool, ownProcessIdentity({ hostId: 'anchor' }), { reclaimEveryMs: 0 });
   const local = new SessionStore(db).createSession({ principal: 'bench' }, { coreDir: '/bench', coreRevision: 'r', runtime: 'local' });
   const lease = await createOwnedSession(member, {}, `${local.id}@${member.id}`, 'bench');
-  const shipper = new ChainShipper({ member, lease, read: (afterSeq, limit) => readEvents(db, local.id, { afterSeq, limit }), onLost: (why) => progress(`anchor: ${why}`) });
+  const shipper = new ChainShipper({ member, lease, localSession: local.id, read: (afterSeq, limit) => readEventRows(db, local.id, { afterSeq, limit }), onLost: (why) => progress(`anchor: ${why}`) });
   const copied = async (): Promise<number> =>
     (await pool.query<{ n: number | null }>("SELECT max((payload::jsonb->>'local_seq')::int) AS n FROM runtime_events WHERE session_id = $1", [lease.id])).rows[0]!.n ?? 0;
   try {
@@ -295,7 +295,8 @@ async function transcriptCopy(url: string): Promise<{ p50: number; p99: number; 
   const shipper = new ChainShipper({
     member,
     lease,
-    read: (afterSeq, limit) => readEvents(db, local.id, { afterSeq, limit }),
+    localSession: local.id,
+    read: (afterSeq, limit) => readEventRows(db, local.id, { afterSeq, limit }),
     readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, local.id, { afterSeq, throughSeq, limit }),
     onLost: (why) => progress(`transcript: ${why}`),
   });

@@ -311,14 +311,15 @@ async function mirrorRun(
     onLost: (why: string) => void;
   },
 ): Promise<RunMirror> {
-  const { openStore, readEvents, readStoredMessages, TaskStore } = await import('../store/index.js');
+  const { openStore, readEventRows, readStoredMessages, TaskStore } = await import('../store/index.js');
   const db = openStore(join(o.stateDir, 'supervisor.db'), { checkpointer: false });
   const tasks = new TaskStore(db);
   const scope = { principal: o.principal };
   const shipper = new cp.ChainShipper({
     member: o.member,
     lease: o.lease,
-    read: (afterSeq, limit) => readEvents(db, o.sessionId, { afterSeq, limit }),
+    localSession: o.sessionId,
+    read: (afterSeq, limit) => readEventRows(db, o.sessionId, { afterSeq, limit }),
     readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, o.sessionId, { afterSeq, throughSeq, limit }),
     onLost: o.onLost,
   });

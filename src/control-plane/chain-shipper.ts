@@ -11,10 +11,10 @@
 // The run's messages follow their events (decision 127): a message is copied only once the
 // message.added event that vouches for it (its content's sha256) is anchored, so every copied
 // message can be checked against the chain above it.
-import type { StoredEvent } from '../store/event-chain.js';
+import type { ChainEventRow } from '../store/chain-verify.js';
 import type { StoredMessage } from '../store/session-store.js';
 import { MAX_EVENT_PAYLOAD_BYTES } from '../store/event-chain.js';
-import { canonicalJson } from '../store/canonical-json.js';
+import { parseCanonicalJson } from '../store/canonical-json.js';
 import { lostOwnership } from './errors.js';
 import type { Lease } from './leases.js';
 import type { ControlPlaneMember } from './member.js';
@@ -22,8 +22,8 @@ import { appendAsOwner } from './sessions.js';
 import { PeriodicPass } from './periodic-pass.js';
 import { copyMessages } from './transcripts.js';
 
-/** The local chain's committed events after `afterSeq`, at most `limit`, in order. */
-export type LocalChainReader = (afterSeq: number, limit: number) => StoredEvent[];
+/** The local chain's committed events after `afterSeq`, at most `limit`, in order, as stored (readEventRows). */
+export type LocalChainReader = (afterSeq: number, limit: number) => ChainEventRow[];
 
 /** The local session's committed messages with seq in (afterSeq, throughSeq], at most `limit`, in order. */
 export type LocalMessageReader = (afterSeq: number, throughSeq: number, limit: number) => StoredMessage[];
@@ -41,6 +41,8 @@ export interface AnchoredPayload {
 export interface ChainShipperOptions {
   member: ControlPlaneMember;
   lease: Lease;
+  /** The local session whose chain is copied. */
+  localSession: string;
   read: LocalChainReader;
   /** The run's messages, copied after the events that vouch for them; absent: the chain only. */
   readMessages?: LocalMessageReader;
@@ -58,15 +60,22 @@ const WRAPPER_BYTES = 512;
 const MESSAGE_BATCH = 100;
 const MESSAGE_BATCH_BYTES = 8 * 1024 * 1024;
 
-export function anchoredPayload(e: StoredEvent): AnchoredPayload {
-  const base = { local_session: e.sessionId, local_seq: e.seq, local_hash: e.hash };
-  const bytes = Buffer.byteLength(canonicalJson(e.payload));
-  return bytes + WRAPPER_BYTES <= MAX_EVENT_PAYLOAD_BYTES ? { ...base, payload: e.payload } : { ...base, payload_bytes: bytes };
+/**
+ * The copy's payload (an AnchoredPayload) in canonical JSON, written around the stored event's
+ * payload text: that text is canonical already (the hash was computed over it), and the wrapper's
+ * keys are written in canonical order, so nothing is parsed or serialized again per event.
+ */
+export function anchoredPayloadJson(localSession: string, e: ChainEventRow): string {
+  const bytes = Buffer.byteLength(e.payload, 'utf8');
+  const where = `{"local_hash":${JSON.stringify(e.hash)},"local_seq":${e.seq},"local_session":${JSON.stringify(localSession)}`;
+  return bytes + WRAPPER_BYTES <= MAX_EVENT_PAYLOAD_BYTES ? `${where},"payload":${e.payload}}` : `${where},"payload_bytes":${bytes}}`;
 }
 
 /** The message seq a message.added event vouches for, if it is one. */
-function vouchedMessageSeq(e: StoredEvent): number | null {
-  const seq = e.kind === 'message.added' ? (e.payload as { seq?: unknown } | null)?.seq : undefined;
+function vouchedMessageSeq(e: ChainEventRow): number | null {
+  if (e.kind !== 'message.added') return null;
+  const parsed = parseCanonicalJson(e.payload);
+  const seq = parsed.ok ? (parsed.value as { seq?: unknown } | null)?.seq : undefined;
   return typeof seq === 'number' ? seq : null;
 }
 
@@ -111,7 +120,7 @@ export class ChainShipper {
       const events = this.o.read(this.shippedSeq, batch);
       if (events.length === 0) break;
       const shipped = await this.attempt('the audit chain could not be anchored', () =>
-        appendAsOwner(this.o.member, this.o.lease, events.map((e) => ({ kind: e.kind, at: e.at, payload: anchoredPayload(e) }))),
+        appendAsOwner(this.o.member, this.o.lease, events.map((e) => ({ kind: e.kind, at: e.at, payloadJson: anchoredPayloadJson(this.o.localSession, e) }))),
       );
       if (!shipped) return;
       this.shippedSeq = events[events.length - 1]!.seq;

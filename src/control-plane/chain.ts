@@ -4,24 +4,21 @@
 // at once: the head row is locked (SELECT … FOR UPDATE) inside the appending transaction, so the
 // next append waits for this one to commit and then extends the head it left.
 import type pg from 'pg';
-import { eventHash, genesisHash, prepareEvent, type AppendedEvent, type StoredEvent } from '../store/event-chain.js';
+import { eventHash, genesisHash, prepareEvent, prepareEventJson, type AppendedEvent, type StoredEvent } from '../store/event-chain.js';
 import { parseCanonicalJson } from '../store/canonical-json.js';
 import { verifyChainEvents, type ChainEventRow, type ChainVerification } from '../store/chain-verify.js';
 import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from '../store/store-errors.js';
 import type { ControlPlanePool, Queryable } from './connect.js';
 
-export interface NewChainEvent {
-  kind: string;
-  payload: unknown;
-  at?: number;
-}
+/** An event to append: its payload as a value, or (a copy of a stored event) as the canonical text it is stored as. */
+export type NewChainEvent = { kind: string; at?: number } & ({ payload: unknown } | { payloadJson: string });
 
 function prepareAll(events: readonly NewChainEvent[]): { kind: string; at: number; payloadJson: string }[] {
   const now = Date.now();
   return events.map((e, i) => {
     try {
       const at = e.at ?? now;
-      return { kind: e.kind, at, payloadJson: prepareEvent(e.kind, e.payload, at) };
+      return { kind: e.kind, at, payloadJson: 'payloadJson' in e ? prepareEventJson(e.kind, e.payloadJson, at) : prepareEvent(e.kind, e.payload, at) };
     } catch (err) {
       if (err instanceof StoreInputError) throw new StoreInputError(`events[${i}].${err.field}`, err.reason, { cause: err });
       throw err;

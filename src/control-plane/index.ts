@@ -13,7 +13,7 @@ export { enqueueTask, claimTask, recordTaskEvent, finishTask, listTasks, DEFAULT
 export { requestApproval, getApproval, listPendingApprovals, answerApproval, closeApproval, APPROVAL_CHANNEL, type ControlPlaneApproval, type ControlPlaneApprovalStatus, type NewApproval } from './approvals.js';
 export { ControlPlaneListener, LISTENER_APPLICATION_NAME, type ListenerOptions } from './listener.js';
 export { archiveFinished, type ArchiveOptions, type Archived } from './archive.js';
-export { ChainShipper, anchoredPayload, type AnchoredPayload, type ChainShipperOptions, type LocalChainReader } from './chain-shipper.js';
+export { ChainShipper, anchoredPayloadJson, type AnchoredPayload, type ChainShipperOptions, type LocalChainReader } from './chain-shipper.js';
 export { checkCopies, type AnchorRow, type AnchorLinkCheck, type CopyCheck, type TranscriptCheck } from './copy-check.js';
 export { changeFeedHead, changeFeedContinuousAfter, changesAfter } from './operator-changes.js';
 export { holdRunTask, requestTaskCancel, type RunTask } from './run-tasks.js';

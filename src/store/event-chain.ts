@@ -10,6 +10,7 @@ import type { Database } from './database.js';
 import { canonicalJson, CanonicalJsonError, parseCanonicalJson, type JsonValue } from './canonical-json.js';
 import { ChainInconsistentError, SessionNotFoundError, StoreInputError } from './store-errors.js';
 import { faultAfterCommit, faultOnEvent } from './fault-injection.js';
+import type { ChainEventRow } from './chain-verify.js';
 
 /** A payload larger than this is refused: the durable view is meant to be bounded already. */
 export const MAX_EVENT_PAYLOAD_BYTES = 1024 * 1024;
@@ -132,12 +133,7 @@ function appenderFor(db: Database): Append {
 
 /** Checks kind and at, serializes the payload canonically; shared with SessionStore's own events. */
 export function prepareEvent(kind: string, payload: unknown, at: number): string {
-  if (typeof kind !== 'string' || kind.length > MAX_KIND_LENGTH || !EVENT_KIND_PATTERN.test(kind)) {
-    throw new StoreInputError('kind', `${JSON.stringify(kind)} is not an event kind; use dotted lower-case words of at most ${MAX_KIND_LENGTH} characters, e.g. "effect.approved"`);
-  }
-  if (!Number.isSafeInteger(at) || at < 0) {
-    throw new StoreInputError('at', `${String(at)} is not a timestamp; pass epoch milliseconds as a non-negative integer`);
-  }
+  checkKindAndAt(kind, at);
   let payloadJson: string;
   try {
     payloadJson = canonicalJson(payload);
@@ -147,6 +143,28 @@ export function prepareEvent(kind: string, payload: unknown, at: number): string
     }
     throw err;
   }
+  return checkPayloadSize(payloadJson);
+}
+
+/**
+ * prepareEvent for a payload already in canonical JSON (a copy of a stored event's, decision 124):
+ * the same checks, without serializing it again. Whether it is canonical is the verifier's to say.
+ */
+export function prepareEventJson(kind: string, payloadJson: string, at: number): string {
+  checkKindAndAt(kind, at);
+  return checkPayloadSize(payloadJson);
+}
+
+function checkKindAndAt(kind: string, at: number): void {
+  if (typeof kind !== 'string' || kind.length > MAX_KIND_LENGTH || !EVENT_KIND_PATTERN.test(kind)) {
+    throw new StoreInputError('kind', `${JSON.stringify(kind)} is not an event kind; use dotted lower-case words of at most ${MAX_KIND_LENGTH} characters, e.g. "effect.approved"`);
+  }
+  if (!Number.isSafeInteger(at) || at < 0) {
+    throw new StoreInputError('at', `${String(at)} is not a timestamp; pass epoch milliseconds as a non-negative integer`);
+  }
+}
+
+function checkPayloadSize(payloadJson: string): string {
   const bytes = Buffer.byteLength(payloadJson, 'utf8');
   if (bytes > MAX_EVENT_PAYLOAD_BYTES) {
     throw new StoreInputError('payload', `${bytes} bytes of canonical JSON is over the ${MAX_EVENT_PAYLOAD_BYTES}-byte limit; store a bounded durable view (large output belongs in an artifact, referenced by path and digest)`);
@@ -359,12 +377,7 @@ export function chainHashes(db: Database, sessionId: string): Map<number, string
 
 /** Events of one session in seq order, payloads parsed. Not principal-scoped (see SessionStore.listEvents). */
 export function readEvents(db: Database, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): StoredEvent[] {
-  flushDeferredWrites(db);
-  const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 1000)), 10_000);
-  const rows = db
-    .prepare('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?')
-    .all(sessionId, opts.afterSeq ?? 0, limit) as { seq: number; kind: string; at: number; payload: string; prev_hash: string; hash: string }[];
-  return rows.map((r) => {
+  return readEventRows(db, sessionId, opts).map((r) => {
     const parsed = parseCanonicalJson(r.payload);
     return {
       sessionId,
@@ -377,4 +390,13 @@ export function readEvents(db: Database, sessionId: string, opts: { afterSeq?: n
       payload: parsed.ok ? parsed.value : r.payload,
     };
   });
+}
+
+/** readEvents without parsing the payloads: for a copy of the chain (decision 124), which carries the stored text. */
+export function readEventRows(db: Database, sessionId: string, opts: { afterSeq?: number; limit?: number } = {}): ChainEventRow[] {
+  flushDeferredWrites(db);
+  const limit = Math.min(Math.max(1, Math.floor(opts.limit ?? 1000)), 10_000);
+  return db
+    .prepare('SELECT seq, kind, at, payload, prev_hash, hash FROM runtime_events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+    .all(sessionId, opts.afterSeq ?? 0, limit) as ChainEventRow[];
 }

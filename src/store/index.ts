@@ -13,6 +13,7 @@ export {
   chainHead,
   chainHashes,
   readEvents,
+  readEventRows,
   genesisHash,
   eventHash,
   eventEnvelope,

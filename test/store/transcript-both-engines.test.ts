@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Database } from '../../src/store/database.js';
-import { readEvents } from '../../src/store/event-chain.js';
+import { readEventRows } from '../../src/store/event-chain.js';
 import { MAX_MESSAGE_CONTENT_BYTES, SessionStore, readStoredMessages, type MessageRole } from '../../src/store/session-store.js';
 import { SessionNotFoundError, StoreInputError } from '../../src/store/store-errors.js';
 import { MAX_SEARCH_RESULTS, SearchQueryError, SessionSearch, type SessionSearchHit, type SessionSearchQuery } from '../../src/store/session-search.js';
@@ -297,7 +297,8 @@ describe('transcripts and task logs on both engines', () => {
       const shipper = new ChainShipper({
         member: by,
         lease,
-        read: (afterSeq, limit) => readEvents(db, ids.sessionId, { afterSeq, limit }),
+        localSession: ids.sessionId,
+        read: (afterSeq, limit) => readEventRows(db, ids.sessionId, { afterSeq, limit }),
         readMessages: (afterSeq, throughSeq, limit) => readStoredMessages(db, ids.sessionId, { afterSeq, throughSeq, limit }),
         onLost: (why) => void (lost = why),
       });
